@@ -1,0 +1,215 @@
+//! The knowledge catalog: Xid, SXid and DCGM codes and event kinds, loaded from TOML embedded at
+//! build time (`data/catalog.toml`) and optionally overlaid by user files.
+
+use crate::model::{Layer, Severity};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// The catalog as shipped.
+pub const BUILTIN_CATALOG: &str = include_str!("../data/catalog.toml");
+
+/// Provenance of the catalog data.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Meta {
+    /// Where the facts come from.
+    pub source: String,
+    /// Edition of the source.
+    pub edition: String,
+}
+
+/// One Xid code.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct XidEntry {
+    /// Numeric code.
+    pub code: i64,
+    /// Short upper-snake name.
+    pub mnemonic: String,
+    /// One-line meaning for timelines.
+    pub title: String,
+    /// What happened and its usual causes.
+    pub meaning: String,
+    /// Layer the code points at on its own.
+    pub layer: Layer,
+    /// Severity on its own.
+    pub severity: Severity,
+    /// NVIDIA's immediate resolution bucket.
+    pub immediate: String,
+    /// NVIDIA's investigatory resolution bucket.
+    pub investigatory: String,
+    /// Causes in the legacy Xid table.
+    pub legacy_causes: Vec<String>,
+    /// Usually a consequence of another fault.
+    pub sympathetic: bool,
+    /// Keeps an incident open longer.
+    pub sticky: bool,
+    /// Who acts when this is the root cause.
+    pub responsibility: String,
+    /// How other tools treat it.
+    pub other_tools: String,
+    /// Steps to take.
+    pub actions: Vec<String>,
+}
+
+/// A family of SXid codes that share a meaning.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SxidEntry {
+    /// Codes in the family.
+    pub codes: Vec<i64>,
+    /// NVSwitch error name.
+    pub name: String,
+    /// One-line meaning.
+    pub title: String,
+    /// Impact and recovery.
+    pub meaning: String,
+    /// fatal | potentially_fatal | non_fatal.
+    pub fatality: String,
+    /// Layer.
+    pub layer: Layer,
+    /// Severity.
+    pub severity: Severity,
+    /// Steps to take.
+    pub actions: Vec<String>,
+    /// How other tools treat it.
+    pub other_tools: String,
+}
+
+/// A DCGM failure code as reported by `dcgmi diag`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DcgmEntry {
+    /// `DCGM_FR_*` name.
+    pub code: String,
+    /// Event kind it maps to.
+    pub kind: String,
+    /// Layer.
+    pub layer: Layer,
+    /// Severity.
+    pub severity: Severity,
+    /// Action from NVIDIA's mapping.
+    pub action: String,
+    /// One-line meaning.
+    pub title: String,
+}
+
+/// An event kind.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KindEntry {
+    /// Kind name.
+    pub kind: String,
+    /// One-line meaning.
+    pub title: String,
+    /// Longer meaning.
+    pub meaning: String,
+    /// Layer the kind points at on its own.
+    pub layer: Layer,
+    /// Default severity.
+    pub severity: Severity,
+    /// Who acts.
+    pub responsibility: String,
+    /// Steps to take.
+    pub actions: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CatalogFile {
+    #[serde(default)]
+    meta: Option<Meta>,
+    #[serde(default)]
+    xid: Vec<XidEntry>,
+    #[serde(default)]
+    sxid: Vec<SxidEntry>,
+    #[serde(default)]
+    dcgm: Vec<DcgmEntry>,
+    #[serde(default)]
+    kind: Vec<KindEntry>,
+}
+
+/// The merged catalog.
+#[derive(Clone, Debug, Default)]
+pub struct Catalog {
+    /// Provenance.
+    pub meta: Meta,
+    /// Xid entries by code.
+    pub xid: BTreeMap<i64, XidEntry>,
+    /// SXid entries by code (families expanded).
+    pub sxid: BTreeMap<i64, SxidEntry>,
+    /// DCGM entries by code name.
+    pub dcgm: BTreeMap<String, DcgmEntry>,
+    /// Kinds by name.
+    pub kind: BTreeMap<String, KindEntry>,
+}
+
+impl Catalog {
+    /// The built-in catalog.
+    pub fn builtin() -> Catalog {
+        let mut c = Catalog::default();
+        c.overlay(BUILTIN_CATALOG).expect("the embedded catalog is valid (checked by tests)");
+        c
+    }
+
+    /// Adds or replaces entries from a TOML text with the same schema.
+    pub fn overlay(&mut self, text: &str) -> Result<(), toml::de::Error> {
+        let f: CatalogFile = toml::from_str(text)?;
+        if let Some(m) = f.meta {
+            self.meta = m;
+        }
+        for x in f.xid {
+            self.xid.insert(x.code, x);
+        }
+        for s in f.sxid {
+            for &c in &s.codes {
+                self.sxid.insert(c, s.clone());
+            }
+        }
+        for d in f.dcgm {
+            self.dcgm.insert(d.code.clone(), d);
+        }
+        for k in f.kind {
+            self.kind.insert(k.kind.clone(), k);
+        }
+        Ok(())
+    }
+
+    /// Layer and severity for an event of `kind` with an optional code.
+    pub fn classify(&self, kind: &str, code: Option<i64>) -> (Layer, Severity) {
+        match (kind, code) {
+            ("xid", Some(c)) => {
+                if let Some(x) = self.xid.get(&c) {
+                    return (x.layer, x.severity);
+                }
+                (Layer::Unknown, Severity::Error)
+            }
+            ("sxid", Some(c)) => {
+                if let Some(x) = self.sxid.get(&c) {
+                    return (x.layer, x.severity);
+                }
+                (Layer::Interconnect, Severity::Error)
+            }
+            _ => self.kind.get(kind).map_or((Layer::Unknown, Severity::Warning), |k| (k.layer, k.severity)),
+        }
+    }
+
+    /// A short meaning for timelines.
+    pub fn title(&self, kind: &str, code: Option<i64>) -> String {
+        match (kind, code) {
+            ("xid", Some(c)) => self.xid.get(&c).map_or_else(|| format!("Xid {c}"), |x| x.title.clone()),
+            ("sxid", Some(c)) => self.sxid.get(&c).map_or_else(|| format!("SXid {c}"), |x| x.title.clone()),
+            _ => self.kind.get(kind).map_or_else(|| kind.to_string(), |k| k.title.clone()),
+        }
+    }
+
+    /// True for codes that are normally consequences of another fault.
+    pub fn is_sympathetic(&self, kind: &str, code: Option<i64>) -> bool {
+        kind == "xid" && code.and_then(|c| self.xid.get(&c)).is_some_and(|x| x.sympathetic)
+    }
+
+    /// True for codes that keep an incident open longer.
+    pub fn is_sticky(&self, kind: &str, code: Option<i64>) -> bool {
+        kind == "xid" && code.and_then(|c| self.xid.get(&c)).is_some_and(|x| x.sticky)
+    }
+}

@@ -1,0 +1,110 @@
+//! Job-log records that need more than one line or a decision: torchrun failure entries and NCCL
+//! InfiniBand completion errors.
+
+use super::{Draft, Record};
+use crate::formats::time::iso_datetime;
+use crate::model::{LineStamp, Severity};
+
+fn field<'a>(line: &'a str, name: &str) -> Option<&'a str> {
+    let t = line.trim_start();
+    let rest = t.strip_prefix(name)?;
+    let rest = rest.trim_start();
+    Some(rest.strip_prefix(':')?.trim())
+}
+
+/// A `ChildFailedError` failure entry: `exitcode  : -6 (pid: 32051)` with its rank, host and time lines.
+pub fn torchrun_failure(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
+    let Some(v) = field(rec.body, "exitcode") else { return false };
+    let code: Option<i64> = v.split_whitespace().next().and_then(|c| c.parse().ok());
+    let mut d = Draft::new("process_exit");
+    d.code = code;
+    if let Some(pid) = super::xid::between(v, "(pid:", ")") {
+        d.attrs.insert("pid".into(), pid.to_string());
+    }
+    let mut root_cause = false;
+    for line in rec.preceding.iter().rev().take(8) {
+        if let Some(r) = field(line, "rank") {
+            d.rank = r.split_whitespace().next().and_then(|x| x.parse().ok());
+            if let Some(l) = super::xid::between(r, "local_rank:", ")") {
+                d.attrs.insert("local_rank".into(), l.to_string());
+            }
+        } else if let Some(h) = field(line, "host") {
+            d.host = Some(h.to_string());
+        } else if let Some(t) = field(line, "time") {
+            if let Some((ws, _)) = iso_datetime(t.as_bytes()) {
+                d.stamp = Some(LineStamp { wall: Some(ws), mono_us: None });
+            }
+        } else if line.starts_with("Root Cause") {
+            root_cause = true;
+            break;
+        } else if line.starts_with("Failures:") || line.starts_with("----") || line.starts_with("====") {
+            break;
+        }
+    }
+    if root_cause {
+        d.attrs.insert("root_cause".into(), "true".into());
+    }
+    for line in rec.following.iter().take(3) {
+        if let Some(tb) = field(line, "traceback") {
+            if let Some(sig) = super::xid::between(tb, "(", ")") {
+                d.attrs.insert("signal".into(), sig.to_string());
+            }
+        }
+    }
+    if let Some(c) = code {
+        let sig = match c {
+            -6 => "SIGABRT",
+            -9 => "SIGKILL",
+            -11 => "SIGSEGV",
+            -15 => "SIGTERM",
+            _ => "",
+        };
+        if !sig.is_empty() {
+            d.attrs.entry("signal".into()).or_insert_with(|| sig.to_string());
+        }
+    }
+    out.push(d);
+    true
+}
+
+/// `NET/IB : Got completion from peer … with error 12 / status=12 / status=IBV_WC_RETRY_EXC_ERR(12) …`.
+/// Retry-exceeded statuses (12, 13) also raise an `ib_link` event; 5 (flushed) is a follow-on error.
+pub fn nccl_ib_completion(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
+    let body = rec.body;
+    let Some(p) = body.find("Got completion from peer") else { return false };
+    let rest = &body[p..];
+    let status: Option<i64> = if let Some(s) = super::xid::between(rest, "with error ", ",") {
+        s.parse().ok()
+    } else if let Some(s) = super::xid::between(rest, "status=", " ") {
+        s.rsplit('(').next().map(|x| x.trim_end_matches(')')).and_then(|x| x.parse().ok())
+    } else {
+        None
+    };
+    let mut d = Draft::new("nccl_error");
+    if let Some(peer) = super::xid::between(rest, "from peer ", " ") {
+        d.attrs.insert("peer".into(), peer.split('<').next().unwrap_or(peer).to_string());
+    }
+    if let Some(s) = status {
+        d.attrs.insert("ib_status".into(), s.to_string());
+    }
+    if let Some(v) = super::xid::between(rest, "vendor err ", " ").or_else(|| super::xid::between(rest, "vendor_err=", " ")) {
+        d.attrs.insert("vendor_err".into(), v.trim_end_matches(',').to_string());
+    }
+    if let Some(h) = super::xid::between(rest, "hca ", " ") {
+        d.attrs.insert("hca".into(), h.to_string());
+    }
+    let retry = matches!(status, Some(12) | Some(13));
+    if !retry {
+        d.severity = Some(Severity::Warning);
+        d.attrs.insert("follow_on".into(), "true".into());
+    }
+    let attrs = d.attrs.clone();
+    out.push(d);
+    if retry {
+        let mut l = Draft::new("ib_link");
+        l.attrs = attrs;
+        l.derived = true;
+        out.push(l);
+    }
+    true
+}

@@ -1,0 +1,330 @@
+//! Event recognizers: data-driven (TOML, embedded at build time) recognizers that turn candidate
+//! lines into events. Each recognizer declares literal anchors for the prefilter, then either a
+//! regex with named captures or one of the built-in parsers for records that need more than a regex.
+
+pub mod aer;
+pub mod job;
+pub mod xid;
+
+use crate::model::{Layer, LineStamp, Severity};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use regex::Regex;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// The recognizers as shipped.
+pub const BUILTIN_RECOGNIZERS: &str = include_str!("../../data/recognizers.toml");
+
+/// One recognizer as written in TOML.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecognizerDef {
+    /// Stable id.
+    pub id: String,
+    /// Event kind it emits.
+    pub kind: String,
+    /// Literals (≥ 4 bytes) of which one must occur in the line.
+    pub anchors: Vec<String>,
+    /// Regex with named captures (`gpu`, `code`, `rank`, `host`, `pid`, …) matched on the message.
+    #[serde(default)]
+    pub regex: Option<String>,
+    /// Built-in parser instead of a regex: `xid`, `sxid`, `aer`, `torchrun_failure`, `nccl_ib`.
+    #[serde(default)]
+    pub parser: Option<String>,
+    /// Layer override (default: the kind's or code's layer from the catalog).
+    #[serde(default)]
+    pub layer: Option<Layer>,
+    /// Severity override.
+    #[serde(default)]
+    pub severity: Option<Severity>,
+    /// Fixed code for every match.
+    #[serde(default)]
+    pub code: Option<i64>,
+    /// Literals that veto a match.
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    /// Merge the captures into the nearest earlier event of this kind (same input and rank) instead of emitting one.
+    #[serde(default)]
+    pub attach_to: Option<String>,
+    /// What the recognizer finds.
+    #[serde(default)]
+    pub description: String,
+    /// Lines that must produce an event (or an attachment).
+    #[serde(default)]
+    pub samples: Vec<String>,
+    /// Lines that must not.
+    #[serde(default)]
+    pub rejects: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RecognizerFile {
+    #[serde(default)]
+    xid_derived: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    recognizer: Vec<RecognizerDef>,
+}
+
+/// An event before the timeline stage fills in input, line and time.
+#[derive(Clone, Debug, Default)]
+pub struct Draft {
+    /// Kind.
+    pub kind: String,
+    /// Code.
+    pub code: Option<i64>,
+    /// GPU id.
+    pub gpu: Option<String>,
+    /// Rank.
+    pub rank: Option<i64>,
+    /// Host named inside the record.
+    pub host: Option<String>,
+    /// Layer override.
+    pub layer: Option<Layer>,
+    /// Severity override.
+    pub severity: Option<Severity>,
+    /// Time named inside the record.
+    pub stamp: Option<LineStamp>,
+    /// Details.
+    pub attrs: BTreeMap<String, String>,
+    /// Derived from another event of the same line.
+    pub derived: bool,
+    /// Captures to merge into an earlier event of this kind.
+    pub attach_to: Option<String>,
+    /// Recognizer id.
+    pub recognizer: String,
+}
+
+impl Draft {
+    /// A draft of `kind`.
+    pub fn new(kind: &str) -> Draft {
+        Draft { kind: kind.to_string(), ..Draft::default() }
+    }
+}
+
+/// A candidate record handed to recognizers.
+#[derive(Debug)]
+pub struct Record<'a> {
+    /// Message text after the line prefix, continuation lines joined with `\n`, rsyslog escapes undone.
+    pub body: &'a str,
+    /// Up to 8 raw lines before the record, oldest first.
+    pub preceding: &'a [String],
+    /// Up to 8 raw lines after the record.
+    pub following: &'a [String],
+    /// Rank named by a launcher prefix.
+    pub rank: Option<i64>,
+}
+
+struct Compiled {
+    def: RecognizerDef,
+    regex: Option<Regex>,
+}
+
+/// All recognizers, with the anchor automaton of the prefilter.
+pub struct RecognizerSet {
+    compiled: Vec<Compiled>,
+    /// Aho-Corasick automaton over every anchor.
+    pub automaton: AhoCorasick,
+    /// For each automaton pattern, the recognizers that own it.
+    anchor_owners: Vec<Vec<usize>>,
+    /// The anchor literals in automaton order.
+    pub anchors: Vec<String>,
+    xid_derived: BTreeMap<i64, Vec<String>>,
+}
+
+/// Errors in recognizer data.
+#[derive(Debug, thiserror::Error)]
+pub enum RecognizerError {
+    /// TOML did not parse.
+    #[error("recognizer file: {0}")]
+    Toml(#[from] toml::de::Error),
+    /// A regex did not compile.
+    #[error("recognizer {id}: bad regex: {err}")]
+    Regex {
+        /// Recognizer id.
+        id: String,
+        /// Compiler message.
+        err: String,
+    },
+    /// Structural problem.
+    #[error("recognizer {id}: {what}")]
+    Invalid {
+        /// Recognizer id.
+        id: String,
+        /// What is wrong.
+        what: String,
+    },
+}
+
+const PARSERS: [&str; 5] = ["xid", "sxid", "aer", "torchrun_failure", "nccl_ib"];
+
+impl RecognizerSet {
+    /// The built-in recognizers plus user files (a user entry with an existing id replaces it).
+    pub fn load(extra: &[String]) -> Result<RecognizerSet, RecognizerError> {
+        let mut defs: Vec<RecognizerDef> = Vec::new();
+        let mut derived = BTreeMap::new();
+        for text in std::iter::once(BUILTIN_RECOGNIZERS).chain(extra.iter().map(String::as_str)) {
+            let f: RecognizerFile = toml::from_str(text)?;
+            for (code, kinds) in f.xid_derived {
+                let c: i64 = code.parse().map_err(|_| RecognizerError::Invalid { id: "xid_derived".into(), what: format!("code {code} is not a number") })?;
+                derived.insert(c, kinds);
+            }
+            for d in f.recognizer {
+                if let Some(slot) = defs.iter_mut().find(|x| x.id == d.id) {
+                    *slot = d;
+                } else {
+                    defs.push(d);
+                }
+            }
+        }
+        let mut compiled = Vec::with_capacity(defs.len());
+        for def in defs {
+            if def.anchors.is_empty() || def.anchors.iter().any(|a| a.len() < 4) {
+                return Err(RecognizerError::Invalid { id: def.id, what: "needs anchors of at least 4 bytes".into() });
+            }
+            let regex = match &def.regex {
+                Some(r) => Some(Regex::new(r).map_err(|e| RecognizerError::Regex { id: def.id.clone(), err: e.to_string() })?),
+                None => None,
+            };
+            match (&regex, &def.parser) {
+                (None, None) => return Err(RecognizerError::Invalid { id: def.id, what: "needs a regex or a parser".into() }),
+                (_, Some(p)) if !PARSERS.contains(&p.as_str()) => {
+                    return Err(RecognizerError::Invalid { id: def.id.clone(), what: format!("unknown parser {p}") })
+                }
+                _ => {}
+            }
+            compiled.push(Compiled { def, regex });
+        }
+        let mut anchors: Vec<String> = Vec::new();
+        let mut owners: Vec<Vec<usize>> = Vec::new();
+        for (i, c) in compiled.iter().enumerate() {
+            for a in &c.def.anchors {
+                if let Some(p) = anchors.iter().position(|x| x == a) {
+                    if !owners[p].contains(&i) {
+                        owners[p].push(i);
+                    }
+                } else {
+                    anchors.push(a.clone());
+                    owners.push(vec![i]);
+                }
+            }
+        }
+        let automaton = AhoCorasickBuilder::new()
+            .match_kind(MatchKind::Standard)
+            .build(&anchors)
+            .map_err(|e| RecognizerError::Invalid { id: "anchors".into(), what: e.to_string() })?;
+        Ok(RecognizerSet { compiled, automaton, anchor_owners: owners, anchors, xid_derived: derived })
+    }
+
+    /// Number of recognizers.
+    pub fn len(&self) -> usize {
+        self.compiled.len()
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.compiled.is_empty()
+    }
+
+    /// The recognizers owning automaton pattern `p`.
+    pub fn owners(&self, p: usize) -> &[usize] {
+        &self.anchor_owners[p]
+    }
+
+    /// Runs recognizer `idx` on a record.
+    pub fn apply(&self, idx: usize, rec: &Record<'_>, out: &mut Vec<Draft>) {
+        let c = &self.compiled[idx];
+        let def = &c.def;
+        if def.exclude.iter().any(|x| rec.body.contains(x.as_str())) {
+            return;
+        }
+        if !def.anchors.iter().any(|a| rec.body.contains(a.as_str())) {
+            return;
+        }
+        let start = out.len();
+        match def.parser.as_deref() {
+            Some("xid") => {
+                xid::xid_drafts(rec.body, &self.xid_derived, out);
+            }
+            Some("sxid") => {
+                xid::sxid_drafts(rec.body, out);
+            }
+            Some("aer") => {
+                aer::aer_drafts(rec, out);
+            }
+            Some("torchrun_failure") => {
+                job::torchrun_failure(rec, out);
+            }
+            Some("nccl_ib") => {
+                job::nccl_ib_completion(rec, out);
+            }
+            _ => {
+                let Some(re) = &c.regex else { return };
+                let Some(caps) = re.captures(rec.body) else { return };
+                let mut d = Draft::new(&def.kind);
+                for name in re.capture_names().flatten() {
+                    let Some(m) = caps.name(name) else { continue };
+                    let v = m.as_str().trim();
+                    match name {
+                        "gpu" => d.gpu = crate::ids::normalize_bdf(v).or_else(|| Some(v.to_string())),
+                        "busid" => d.gpu = crate::ids::nccl_bus_id(v),
+                        "code" => d.code = v.parse().ok(),
+                        "rank" => d.rank = v.parse().ok(),
+                        "host" => d.host = Some(v.to_string()),
+                        _ => {
+                            d.attrs.insert(name.to_string(), v.to_string());
+                        }
+                    }
+                }
+                if d.code.is_none() {
+                    d.code = def.code;
+                }
+                d.attach_to = def.attach_to.clone();
+                out.push(d);
+            }
+        }
+        for d in &mut out[start..] {
+            d.recognizer = def.id.clone();
+            if d.rank.is_none() {
+                d.rank = rec.rank;
+            }
+            if !d.derived {
+                if d.layer.is_none() {
+                    d.layer = def.layer;
+                }
+                if d.severity.is_none() {
+                    d.severity = def.severity;
+                }
+            }
+        }
+    }
+
+    /// Checks every recognizer's samples and rejects; returns one message per failure.
+    pub fn self_test(&self) -> Vec<String> {
+        let mut failures = Vec::new();
+        for (i, c) in self.compiled.iter().enumerate() {
+            if c.def.samples.is_empty() {
+                failures.push(format!("{}: has no sample lines", c.def.id));
+            }
+            for (lines, want) in [(&c.def.samples, true), (&c.def.rejects, false)] {
+                for s in lines {
+                    let parts: Vec<String> = s.split('\n').map(str::to_string).collect();
+                    let head = crate::formats::parse_head(parts[0].as_bytes());
+                    let body = crate::scan::normalize_body(&s[head.msg_start.min(parts[0].len())..]);
+                    let following: Vec<String> = parts[1..].to_vec();
+                    let rec = Record { body: &body, preceding: &[], following: &following, rank: head.rank };
+                    let hit = self.automaton.find(body.as_str()).is_some();
+                    let mut out = Vec::new();
+                    if hit {
+                        self.apply(i, &rec, &mut out);
+                    }
+                    let got = out.iter().any(|d| !d.derived);
+                    if got != want {
+                        failures.push(format!("{}: {} {:?}", c.def.id, if want { "missed sample" } else { "matched reject" }, s));
+                    }
+                }
+            }
+        }
+        failures
+    }
+}

@@ -1,0 +1,205 @@
+//! Time and host prefixes of job logs: NCCL debug lines, PyTorch c10/glog and Python logging,
+//! DeepSpeed/Megatron brackets, Fabric Manager, Slurm `--label` task prefixes.
+
+use super::time::{civil_secs, digits, fraction, hms, iso_datetime, month_abbrev, number, NO_YEAR};
+use super::{Prefix, Shape};
+use crate::model::{LineStamp, WallStamp};
+
+/// Strips launcher prefixes that precede everything else: `[rank3]:`, `[default0]:`, ` 3: ` (srun -l).
+/// Returns the offset of what follows and the rank they name.
+pub fn launcher_prefix(line: &[u8]) -> (usize, Option<i64>) {
+    if line.starts_with(b"[rank") {
+        if let Some(close) = line.iter().take(16).position(|&c| c == b']') {
+            if let Some((r, n)) = number(&line[5..close]) {
+                if 5 + n == close {
+                    let mut off = close + 1;
+                    if line.get(off) == Some(&b':') {
+                        off += 1;
+                    }
+                    if line.get(off) == Some(&b' ') {
+                        off += 1;
+                    }
+                    return (off, Some(r as i64));
+                }
+            }
+        }
+    }
+    // srun --label: optional spaces, digits, ": "
+    let mut i = 0;
+    while i < line.len() && i < 6 && line[i] == b' ' {
+        i += 1;
+    }
+    if let Some((r, n)) = number(&line[i..]) {
+        if n <= 5 && line.get(i + n) == Some(&b':') && line.get(i + n + 1) == Some(&b' ') {
+            return (i + n + 2, Some(r as i64));
+        }
+    }
+    (0, None)
+}
+
+/// `[2025-03-21 02:07:08] ` (NCCL ≥ 2.26, Megatron) or `[2024-03-12 02:29:19,487] ` (DeepSpeed, torch).
+fn bracket_iso(line: &[u8]) -> Option<(WallStamp, usize)> {
+    let start = if line.first() == Some(&b' ') { 1 } else { 0 };
+    if line.get(start) != Some(&b'[') {
+        return None;
+    }
+    let (ws, n) = iso_datetime(&line[start + 1..])?;
+    let close = start + 1 + n;
+    if line.get(close) != Some(&b']') {
+        return None;
+    }
+    Some((ws, close + 1))
+}
+
+/// glog/c10 `E0321 02:07:08.408271257 ` (no year, local time); the fraction is not a wall fraction.
+fn glog(line: &[u8]) -> Option<(WallStamp, usize)> {
+    if !matches!(line.first()?, b'E' | b'W' | b'I' | b'F' | b'V' | b'C') {
+        return None;
+    }
+    let mo = digits(&line[1..], 2)?;
+    let d = digits(&line[3..], 2)?;
+    if line.get(5) != Some(&b' ') {
+        return None;
+    }
+    let sod = hms(line.get(6..)?)?;
+    let (_, fl) = fraction(&line[14..]);
+    let naive_secs = civil_secs(NO_YEAR, mo, d, sod)?;
+    Some((WallStamp { naive_secs, micros: 0, offset: None, has_year: false }, 14 + fl))
+}
+
+/// Fabric Manager `[Feb 27 2025 14:03:13] ` (local time, no zone).
+fn fabric(line: &[u8]) -> Option<(WallStamp, usize)> {
+    if line.first() != Some(&b'[') {
+        return None;
+    }
+    let mo = month_abbrev(&line[1..])?;
+    let (d, dl) = number(line.get(5..)?)?;
+    let mut i = 5 + dl;
+    if line.get(i) != Some(&b' ') {
+        return None;
+    }
+    i += 1;
+    let y = digits(&line[i..], 4)? as i32;
+    i += 4;
+    if line.get(i) != Some(&b' ') {
+        return None;
+    }
+    let sod = hms(&line[i + 1..])?;
+    i += 9;
+    if line.get(i) != Some(&b']') {
+        return None;
+    }
+    let ws = WallStamp { naive_secs: civil_secs(y, mo, d as u32, sod)?, micros: 0, offset: None, has_year: true };
+    Some((ws, i + 1))
+}
+
+/// NCCL `host:pid:tid [dev] ` prefix; returns the host and the prefix length.
+pub fn nccl_host(line: &[u8]) -> Option<(&[u8], usize)> {
+    let sp = memchr::memchr(b' ', &line[..line.len().min(200)])?;
+    let head = &line[..sp];
+    let mut parts = head.rsplitn(3, |&c| c == b':');
+    let tid = parts.next()?;
+    let pid = parts.next()?;
+    let host = parts.next()?;
+    if host.is_empty() || tid.is_empty() || pid.is_empty() || !tid.iter().all(u8::is_ascii_digit) || !pid.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    if line.get(sp + 1) != Some(&b'[') {
+        return None;
+    }
+    Some((host, sp + 1))
+}
+
+/// Any job-log shape at the start of `line` (after launcher prefixes were stripped).
+pub fn job_prefix(line: &[u8]) -> Option<Prefix<'_>> {
+    let (ws, mut n, shape) = if let Some((ws, n)) = bracket_iso(line) {
+        (Some(ws), n, Shape::JobBracket)
+    } else if let Some((ws, n)) = fabric(line) {
+        (Some(ws), n, Shape::FabricManager)
+    } else if line.first() == Some(&b'[') {
+        // c10 `[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] ` or `[E ProcessGroupNCCL.cpp:737] `
+        let close = memchr::memchr(b']', &line[..line.len().min(96)])?;
+        let inner = &line[1..close];
+        if let Some((ws, _)) = glog_short(inner) {
+            (Some(ws), close + 1, Shape::C10)
+        } else if inner.len() > 2 && matches!(inner[0], b'E' | b'W' | b'I' | b'F') && inner[1] == b' ' && memchr::memchr(b':', inner).is_some() {
+            (None, close + 1, Shape::C10)
+        } else {
+            return None;
+        }
+    } else if let Some((ws, n)) = glog(line) {
+        (Some(ws), n, Shape::C10)
+    } else if let Some((ws, n)) = iso_datetime(line) {
+        // Python asctime `2024-03-12 02:29:19,487 ` without zone
+        (Some(ws), n, Shape::JobBracket)
+    } else {
+        return None;
+    };
+    if line.get(n) == Some(&b' ') {
+        n += 1;
+    }
+    let mut host = None;
+    if let Some((h, hl)) = nccl_host(&line[n..]) {
+        host = Some(h);
+        n += hl;
+    }
+    Some(Prefix { stamp: LineStamp { wall: ws, mono_us: None }, host, msg_start: n, shape })
+}
+
+/// c10 `E321 02:07:08.408271257 File.cpp:607` inside brackets: month digits may be 1 or 2 wide.
+fn glog_short(inner: &[u8]) -> Option<(WallStamp, usize)> {
+    if !matches!(inner.first()?, b'E' | b'W' | b'I' | b'F' | b'V') {
+        return None;
+    }
+    let sp = memchr::memchr(b' ', inner)?;
+    let md = &inner[1..sp];
+    if !(3..=4).contains(&md.len()) || !md.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let (mo, d) = if md.len() == 4 { (digits(md, 2)?, digits(&md[2..], 2)?) } else { (digits(md, 1)?, digits(&md[1..], 2)?) };
+    let sod = hms(inner.get(sp + 1..)?)?;
+    let naive_secs = civil_secs(NO_YEAR, mo, d, sod)?;
+    Some((WallStamp { naive_secs, micros: 0, offset: None, has_year: false }, sp + 9))
+}
+
+/// An NCCL line without any time: `host:pid:tid [dev] NCCL INFO …`.
+pub fn nccl_untimed(line: &[u8]) -> Option<Prefix<'_>> {
+    let (host, n) = nccl_host(line)?;
+    Some(Prefix { stamp: LineStamp::default(), host: Some(host), msg_start: n, shape: Shape::Nccl })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn launcher_prefixes() {
+        assert_eq!(launcher_prefix(b"[rank5]: torch.OutOfMemoryError"), (9, Some(5)));
+        assert_eq!(launcher_prefix(b"[rank0]:[E1122 06:40:00.5 x"), (8, Some(0)));
+        assert_eq!(launcher_prefix(b" 3: hello"), (4, Some(3)));
+        assert_eq!(launcher_prefix(b"12: hello"), (4, Some(12)));
+        assert_eq!(launcher_prefix(b"hello: x"), (0, None));
+    }
+
+    #[test]
+    fn c10_and_nccl_shapes() {
+        let l = b"[E1122 06:40:00.504052851 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog";
+        let p = job_prefix(l).unwrap();
+        assert!(p.stamp.wall.is_some());
+        assert_eq!(&l[p.msg_start..], b"[Rank 0] Watchdog");
+        let l = b"[E ProcessGroupNCCL.cpp:737] [Rank 1] Watchdog";
+        let p = job_prefix(l).unwrap();
+        assert!(p.stamp.wall.is_none());
+        assert_eq!(&l[p.msg_start..], b"[Rank 1] Watchdog");
+        let l = b"[2025-03-21 02:07:08] node7:123:456 [0] net.cc:789 NCCL WARN x";
+        let p = job_prefix(l).unwrap();
+        assert_eq!(p.host, Some(&b"node7"[..]));
+        let l = b"kp-ddp-worker-0:3468:3905 [4] NCCL INFO x";
+        assert_eq!(nccl_untimed(l).unwrap().host, Some(&b"kp-ddp-worker-0"[..]));
+        let l = b"[Feb 27 2025 14:03:13] [ERROR] [tid 12727] detected NVSwitch";
+        let p = job_prefix(l).unwrap();
+        assert_eq!(p.shape, Shape::FabricManager);
+        let l = b"[2024-07-25 06:36:18,293] torch.distributed.elastic: [WARNING] x";
+        assert_eq!(job_prefix(l).unwrap().stamp.wall.unwrap().micros, 293_000);
+    }
+}

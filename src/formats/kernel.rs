@@ -1,0 +1,147 @@
+//! Kernel ring-buffer shapes: `dmesg` raw/`-T`/`--time-format iso`/`-r`/`-x`, and `/dev/kmsg` records.
+
+use super::time::{bracket_uptime, ctime_datetime, iso_datetime, number};
+use super::{Prefix, Shape};
+use crate::model::LineStamp;
+
+/// `[    5.123456] msg` (also `<6>[ ... ]` from `dmesg -r`, and a journal `short-monotonic` host/tag).
+pub fn raw(line: &[u8]) -> Option<Prefix<'_>> {
+    let (start, shape) = if line.first() == Some(&b'<') {
+        let close = line.iter().take(5).position(|&c| c == b'>')?;
+        number(&line[1..close])?;
+        (close + 1, Shape::DmesgRaw)
+    } else {
+        (0, Shape::DmesgRaw)
+    };
+    let (mono, n) = bracket_uptime(&line[start..])?;
+    let mut msg = start + n;
+    if line.get(msg) == Some(&b' ') {
+        msg += 1;
+    }
+    // caller id bracket `[    T123] `
+    if line.get(msg) == Some(&b'[') {
+        if let Some(close) = line[msg..].iter().take(14).position(|&c| c == b']') {
+            let inner = &line[msg + 1..msg + close];
+            let t = inner.iter().skip_while(|&&c| c == b' ').copied().collect::<Vec<u8>>();
+            if t.len() >= 2 && (t[0] == b'T' || t[0] == b'C') && t[1..].iter().all(u8::is_ascii_digit) {
+                msg += close + 1;
+                if line.get(msg) == Some(&b' ') {
+                    msg += 1;
+                }
+            }
+        }
+    }
+    Some(Prefix { stamp: LineStamp { wall: None, mono_us: Some(mono) }, host: None, msg_start: msg, shape })
+}
+
+/// `[Sun Feb 23 16:24:18 2025] msg` from `dmesg -T`.
+pub fn ctime(line: &[u8]) -> Option<Prefix<'_>> {
+    if line.first() != Some(&b'[') {
+        return None;
+    }
+    let (ws, n) = ctime_datetime(&line[1..])?;
+    let mut i = 1 + n;
+    // `dmesg -T -d` adds a delta before the bracket closes
+    while i < line.len() && line[i] != b']' && i < 48 {
+        i += 1;
+    }
+    if line.get(i) != Some(&b']') {
+        return None;
+    }
+    i += 1;
+    if line.get(i) == Some(&b' ') {
+        i += 1;
+    }
+    Some(Prefix { stamp: LineStamp { wall: Some(ws), mono_us: None }, host: None, msg_start: i, shape: Shape::DmesgCtime })
+}
+
+/// `2025-01-21T04:41:44,283302+00:00 msg` from `dmesg --time-format iso`.
+pub fn iso(line: &[u8]) -> Option<Prefix<'_>> {
+    let (ws, n) = iso_datetime(line)?;
+    if line.get(n) != Some(&b' ') || ws.offset.is_none() {
+        return None;
+    }
+    Some(Prefix { stamp: LineStamp { wall: Some(ws), mono_us: None }, host: None, msg_start: n + 1, shape: Shape::DmesgIso })
+}
+
+/// `kern  :warn  : ` prefix of `dmesg -x`, followed by any other dmesg shape.
+pub fn decoded(line: &[u8]) -> Option<Prefix<'_>> {
+    let colon = line.iter().take(8).position(|&c| c == b':')?;
+    let fac = line[..colon].trim_ascii_end();
+    if !matches!(fac, b"kern" | b"user" | b"daemon" | b"syslog" | b"auth" | b"local0" | b"local7" | b"mail" | b"cron") {
+        return None;
+    }
+    let rest = &line[colon + 1..];
+    let colon2 = rest.iter().take(8).position(|&c| c == b':')?;
+    let lvl = rest[..colon2].trim_ascii();
+    if !matches!(lvl, b"emerg" | b"alert" | b"crit" | b"err" | b"warn" | b"notice" | b"info" | b"debug") {
+        return None;
+    }
+    let mut off = colon + 1 + colon2 + 1;
+    if line.get(off) == Some(&b' ') {
+        off += 1;
+    }
+    let inner = &line[off..];
+    let mut p = raw(inner).or_else(|| ctime(inner)).or_else(|| iso(inner))?;
+    p.msg_start += off;
+    Some(p)
+}
+
+/// `/dev/kmsg` record: `prio,seq,usec,flags[,...];msg`.
+pub fn kmsg(line: &[u8]) -> Option<Prefix<'_>> {
+    let semi = memchr::memchr(b';', &line[..line.len().min(64)])?;
+    let head = &line[..semi];
+    let mut fields = head.split(|&c| c == b',');
+    let prio = fields.next()?;
+    let seq = fields.next()?;
+    let usec = fields.next()?;
+    let flags = fields.next()?;
+    if prio.is_empty() || !prio.iter().all(u8::is_ascii_digit) || seq.is_empty() || !seq.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let (us, ul) = number(usec)?;
+    if ul != usec.len() || !matches!(flags, b"-" | b"c" | b"+") {
+        return None;
+    }
+    Some(Prefix { stamp: LineStamp { wall: None, mono_us: Some(us) }, host: None, msg_start: semi + 1, shape: Shape::Kmsg })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_shapes() {
+        let p = raw(b"[74785.660366] pcieport 0000:00:02.0: AER").unwrap();
+        assert_eq!(p.stamp.mono_us, Some(74_785_660_366));
+        assert_eq!(&b"[74785.660366] pcieport"[p.msg_start..], b"pcieport");
+        let p = raw(b"<4>[    1.500000] NVRM: x").unwrap();
+        assert_eq!(p.stamp.mono_us, Some(1_500_000));
+        let p = raw(b"[    1.234567] [    T123] msg").unwrap();
+        assert_eq!(&b"[    1.234567] [    T123] msg"[p.msg_start..], b"msg");
+        assert!(raw(b"[UFW BLOCK] x").is_none());
+    }
+
+    #[test]
+    fn ctime_and_iso_and_decode() {
+        let l = b"[Sun Feb 23 16:24:18 2025] NVRM: Xid";
+        let p = ctime(l).unwrap();
+        assert_eq!(&l[p.msg_start..], b"NVRM: Xid");
+        let l = b"2025-01-21T04:41:44,283302+00:00 NVRM: Xid";
+        let p = iso(l).unwrap();
+        assert_eq!(&l[p.msg_start..], b"NVRM: Xid");
+        let l = b"kern  :warn  : [    5.000001] NVRM: Xid";
+        let p = decoded(l).unwrap();
+        assert_eq!(&l[p.msg_start..], b"NVRM: Xid");
+    }
+
+    #[test]
+    fn kmsg_records() {
+        let l = b"6,339,5140900,-;NET: Registered protocol family 10";
+        let p = kmsg(l).unwrap();
+        assert_eq!(p.stamp.mono_us, Some(5_140_900));
+        assert_eq!(&l[p.msg_start..], b"NET: Registered protocol family 10");
+        assert!(kmsg(b"6,339,5140900,-,caller=T1;x").is_some());
+        assert!(kmsg(b"1,2,3").is_none());
+    }
+}

@@ -1,0 +1,276 @@
+//! Input formats: detection by content and the per-line prefix readers that give each line its
+//! time, host and message start. One file per family of formats; block formats (bug reports,
+//! nvidia-smi dumps, dcgmi tables) have their own readers.
+
+pub mod bug_report;
+pub mod dcgmi;
+pub mod joblog;
+pub mod journal;
+pub mod kernel;
+pub mod nvidia_smi;
+pub mod syslog;
+pub mod time;
+
+use crate::model::LineStamp;
+use serde::Serialize;
+
+/// The shape of one line's prefix (finer than [`Format`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Shape {
+    /// `[  123.456789] ` (dmesg raw, `-r`, journal short-monotonic).
+    DmesgRaw,
+    /// `[Sun Feb 23 16:24:18 2025] ` (dmesg -T).
+    DmesgCtime,
+    /// `2025-01-21T04:41:44,283302+00:00 ` (dmesg iso).
+    DmesgIso,
+    /// `/dev/kmsg` records.
+    Kmsg,
+    /// RFC 3164 / journal short.
+    Syslog,
+    /// RFC 3339 syslog / journal short-iso.
+    SyslogIso,
+    /// RFC 5424.
+    Syslog5424,
+    /// Talos-style `host: kern: level: [time]: `.
+    Talos,
+    /// journal short-full.
+    JournalFull,
+    /// journal short-unix.
+    JournalUnix,
+    /// `[%F %T]`, Python asctime.
+    JobBracket,
+    /// PyTorch c10/glog.
+    C10,
+    /// Fabric Manager log.
+    FabricManager,
+    /// NCCL `host:pid:tid [dev]` without time.
+    Nccl,
+}
+
+/// What a prefix reader found at the start of a line.
+#[derive(Clone, Copy, Debug)]
+pub struct Prefix<'a> {
+    /// Time fields.
+    pub stamp: LineStamp,
+    /// Host named by the line.
+    pub host: Option<&'a [u8]>,
+    /// Byte offset where the message proper starts.
+    pub msg_start: usize,
+    /// Which shape matched.
+    pub shape: Shape,
+}
+
+/// A prefix plus what launchers added before it.
+#[derive(Clone, Copy, Debug)]
+pub struct LineHead<'a> {
+    /// The prefix, when a known shape matched.
+    pub prefix: Option<Prefix<'a>>,
+    /// Rank named by a `[rankN]:` or `srun -l` label.
+    pub rank: Option<i64>,
+    /// Where the message starts (after all prefixes).
+    pub msg_start: usize,
+}
+
+/// Reads a line's prefix, whatever its format.
+pub fn parse_prefix(line: &[u8]) -> Option<Prefix<'_>> {
+    let first = *line.first()?;
+    match first {
+        b'[' => kernel::raw(line).or_else(|| kernel::ctime(line)).or_else(|| joblog::job_prefix(line)),
+        b'<' => kernel::raw(line).or_else(|| syslog::rfc5424(line)),
+        b'0'..=b'9' => {
+            if line.len() > 19 && line.get(4) == Some(&b'-') {
+                if line.get(19) == Some(&b',') && line.get(10) == Some(&b'T') {
+                    kernel::iso(line)
+                } else {
+                    syslog::rfc3339(line).or_else(|| kernel::iso(line)).or_else(|| joblog::job_prefix(line))
+                }
+            } else {
+                kernel::kmsg(line)
+                    .or_else(|| journal::short_unix(line))
+                    .or_else(|| syslog::rfc3164(line))
+                    .or_else(|| syslog::talos(line))
+            }
+        }
+        b'A'..=b'Z' | b'a'..=b'z' => syslog::rfc3164(line)
+            .or_else(|| journal::short_full(line))
+            .or_else(|| kernel::decoded(line))
+            .or_else(|| joblog::job_prefix(line))
+            .or_else(|| joblog::nccl_untimed(line))
+            .or_else(|| syslog::talos(line)),
+        b' ' => joblog::job_prefix(line),
+        _ => None,
+    }
+}
+
+/// Reads launcher labels and then the prefix.
+pub fn parse_head(line: &[u8]) -> LineHead<'_> {
+    let (off, rank) = joblog::launcher_prefix(line);
+    let rest = &line[off..];
+    match parse_prefix(rest) {
+        Some(mut p) => {
+            p.msg_start += off;
+            LineHead { prefix: Some(p), rank, msg_start: p.msg_start }
+        }
+        None => LineHead { prefix: None, rank, msg_start: off },
+    }
+}
+
+/// The input formats of the public contract.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    /// Kernel ring buffer (dmesg in any time format, /dev/kmsg).
+    Dmesg,
+    /// Syslog files.
+    Syslog,
+    /// journalctl text.
+    Journal,
+    /// journalctl -o json.
+    JournalJson,
+    /// nvidia-bug-report.log.
+    BugReport,
+    /// nvidia-smi -q (text or XML).
+    NvidiaSmi,
+    /// dcgmi diag.
+    Dcgmi,
+    /// NVIDIA Fabric Manager log.
+    FabricManager,
+    /// NCCL debug output.
+    Nccl,
+    /// PyTorch/DeepSpeed/Megatron/torchrun/Slurm output.
+    Trainer,
+    /// Anything else (still scanned).
+    Unknown,
+}
+
+impl Format {
+    /// The contract's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Dmesg => "dmesg",
+            Format::Syslog => "syslog",
+            Format::Journal => "journal",
+            Format::JournalJson => "journal_json",
+            Format::BugReport => "bug_report",
+            Format::NvidiaSmi => "nvidia_smi",
+            Format::Dcgmi => "dcgmi",
+            Format::FabricManager => "fabric_manager",
+            Format::Nccl => "nccl",
+            Format::Trainer => "trainer",
+            Format::Unknown => "unknown",
+        }
+    }
+}
+
+/// Decides an input's format from its first lines.
+pub fn detect(head: &[u8]) -> Format {
+    let window = &head[..head.len().min(64 * 1024)];
+    if bug_report::looks_like(window) {
+        return Format::BugReport;
+    }
+    if nvidia_smi::looks_like(window) {
+        return Format::NvidiaSmi;
+    }
+    let mut counts = [0usize; 16];
+    let mut total = 0usize;
+    let mut journal_markers = 0;
+    let mut json = 0;
+    let mut table = 0;
+    let mut nccl = 0;
+    let mut trainer = 0;
+    for line in window.split(|&c| c == b'\n').take(400) {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.trim_ascii().is_empty() {
+            continue;
+        }
+        total += 1;
+        if journal::is_marker(line) {
+            journal_markers += 1;
+        }
+        if line.first() == Some(&b'{') && memchr::memmem::find(line, b"\"MESSAGE\"").is_some() {
+            json += 1;
+        }
+        if line.first() == Some(&b'|') || line.starts_with(b"+--") {
+            table += 1;
+        }
+        if memchr::memmem::find(line, b" NCCL ").is_some() {
+            nccl += 1;
+        }
+        if line.starts_with(b"[rank") || line.starts_with(b"Traceback") || memchr::memmem::find(line, b"torch").is_some() {
+            trainer += 1;
+        }
+        if let Some(p) = parse_head(line).prefix {
+            counts[p.shape as usize] += 1;
+        }
+    }
+    if total == 0 {
+        return Format::Unknown;
+    }
+    if json * 2 >= total {
+        return Format::JournalJson;
+    }
+    if table * 2 >= total && dcgmi::looks_like(window) {
+        return Format::Dcgmi;
+    }
+    let best = (0..counts.len()).max_by_key(|&i| (counts[i], usize::MAX - i)).unwrap_or(0);
+    let best_count = counts[best];
+    if nccl * 3 >= total && nccl >= best_count {
+        return Format::Nccl;
+    }
+    if best_count * 4 < total {
+        return if trainer > 0 { Format::Trainer } else { Format::Unknown };
+    }
+    let shape = [
+        Shape::DmesgRaw,
+        Shape::DmesgCtime,
+        Shape::DmesgIso,
+        Shape::Kmsg,
+        Shape::Syslog,
+        Shape::SyslogIso,
+        Shape::Syslog5424,
+        Shape::Talos,
+        Shape::JournalFull,
+        Shape::JournalUnix,
+        Shape::JobBracket,
+        Shape::C10,
+        Shape::FabricManager,
+        Shape::Nccl,
+    ]
+    .into_iter()
+    .find(|s| *s as usize == best);
+    match shape {
+        Some(Shape::DmesgRaw | Shape::DmesgCtime | Shape::DmesgIso | Shape::Kmsg) => Format::Dmesg,
+        Some(Shape::Syslog | Shape::SyslogIso) if journal_markers > 0 => Format::Journal,
+        Some(Shape::Syslog | Shape::SyslogIso | Shape::Syslog5424 | Shape::Talos) => Format::Syslog,
+        Some(Shape::JournalFull | Shape::JournalUnix) => Format::Journal,
+        Some(Shape::FabricManager) => Format::FabricManager,
+        Some(Shape::Nccl) => Format::Nccl,
+        Some(Shape::JobBracket | Shape::C10) => Format::Trainer,
+        None => Format::Unknown,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_kernel_and_job_formats() {
+        assert_eq!(detect(b"[    0.000000] Linux version 5.15\n[    0.000001] Command line: x\n"), Format::Dmesg);
+        assert_eq!(detect(b"Jan  5 06:18:52 atom kernel: x\nJan  5 06:18:53 atom sshd[1]: y\n"), Format::Syslog);
+        assert_eq!(detect(b"-- Boot 0123 --\nJan 05 06:18:52 atom kernel: x\n"), Format::Journal);
+        assert_eq!(detect(b"{\"MESSAGE\":\"x\",\"__REALTIME_TIMESTAMP\":\"1\"}\n"), Format::JournalJson);
+        assert_eq!(detect(b"node1:1:2 [0] NCCL INFO Bootstrap\nnode1:1:2 [0] NCCL INFO x\n"), Format::Nccl);
+        assert_eq!(detect(b"[E ProcessGroupNCCL.cpp:737] [Rank 1] Watchdog\n"), Format::Trainer);
+        assert_eq!(detect(b"hello\nworld\n"), Format::Unknown);
+        assert_eq!(detect(b""), Format::Unknown);
+    }
+
+    #[test]
+    fn iso_lines_pick_dmesg_or_syslog_by_separator() {
+        let p = parse_prefix(b"2025-01-21T04:41:44,283302+00:00 pcieport 0000:00:02.0: AER: x").unwrap();
+        assert_eq!(p.shape, Shape::DmesgIso);
+        let p = parse_prefix(b"2025-01-21T04:41:44.283302+00:00 gpu1 kernel: AER: x").unwrap();
+        assert_eq!(p.shape, Shape::SyslogIso);
+    }
+}

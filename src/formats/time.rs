@@ -1,0 +1,354 @@
+//! Hand-written readers for the fixed-width date and time fields that log prefixes use.
+//!
+//! Each reader takes a byte slice starting at the field and returns the value and the number
+//! of bytes consumed. chrono is used only for calendar arithmetic.
+
+use crate::model::WallStamp;
+use chrono::NaiveDate;
+
+/// English month abbreviations, as strftime `%b` prints them in the C locale.
+const MONTHS: [&[u8; 3]; 12] = [
+    b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec",
+];
+
+/// Reads a three-letter English month name; returns 1..=12.
+pub fn month_abbrev(b: &[u8]) -> Option<u32> {
+    if b.len() < 3 {
+        return None;
+    }
+    let m = [b[0], b[1].to_ascii_lowercase(), b[2].to_ascii_lowercase()];
+    MONTHS
+        .iter()
+        .position(|name| name[0] == m[0] && name[1] == m[1] && name[2] == m[2])
+        .map(|i| i as u32 + 1)
+}
+
+/// True for the three-letter English weekday names.
+pub fn is_weekday(b: &[u8]) -> bool {
+    b.len() >= 3
+        && matches!(
+            &b[..3],
+            b"Mon" | b"Tue" | b"Wed" | b"Thu" | b"Fri" | b"Sat" | b"Sun"
+        )
+}
+
+/// Reads exactly `n` ASCII digits.
+pub fn digits(b: &[u8], n: usize) -> Option<u32> {
+    if b.len() < n {
+        return None;
+    }
+    let mut v: u32 = 0;
+    for &c in &b[..n] {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + (c - b'0') as u32;
+    }
+    Some(v)
+}
+
+/// Reads one or more ASCII digits (at most 18); returns value and length.
+pub fn number(b: &[u8]) -> Option<(u64, usize)> {
+    let mut v: u64 = 0;
+    let mut n = 0;
+    while n < b.len() && n < 18 && b[n].is_ascii_digit() {
+        v = v * 10 + (b[n] - b'0') as u64;
+        n += 1;
+    }
+    (n > 0).then_some((v, n))
+}
+
+/// Reads `HH:MM:SS`; returns seconds of the day.
+pub fn hms(b: &[u8]) -> Option<u32> {
+    if b.len() < 8 || b[2] != b':' || b[5] != b':' {
+        return None;
+    }
+    let h = digits(b, 2)?;
+    let m = digits(&b[3..], 2)?;
+    let s = digits(&b[6..], 2)?;
+    (h < 24 && m < 60 && s < 61).then_some(h * 3600 + m * 60 + s.min(59))
+}
+
+/// Reads a fraction of a second after `.` or `,` (1 to 9 digits); returns micros and length incl. separator.
+pub fn fraction(b: &[u8]) -> (u32, usize) {
+    if b.len() < 2 || !(b[0] == b'.' || b[0] == b',') || !b[1].is_ascii_digit() {
+        return (0, 0);
+    }
+    let mut n = 1;
+    let mut micros: u64 = 0;
+    let mut scale = 0;
+    while n < b.len() && b[n].is_ascii_digit() && n <= 9 {
+        if scale < 6 {
+            micros = micros * 10 + (b[n] - b'0') as u64;
+            scale += 1;
+        }
+        n += 1;
+    }
+    while scale < 6 {
+        micros *= 10;
+        scale += 1;
+    }
+    (micros as u32, n)
+}
+
+/// Reads a zone suffix: `Z`, `+HH:MM`, `+HHMM`, `-HH`; returns offset seconds and length.
+pub fn zone(b: &[u8]) -> Option<(i32, usize)> {
+    match b.first()? {
+        b'Z' | b'z' => Some((0, 1)),
+        b'+' | b'-' => {
+            let sign = if b[0] == b'-' { -1 } else { 1 };
+            let h = digits(&b[1..], 2)? as i32;
+            let rest = &b[3..];
+            let (m, len) = if rest.first() == Some(&b':') {
+                (digits(&rest[1..], 2)? as i32, 6)
+            } else if let Some(m) = digits(rest, 2) {
+                (m as i32, 5)
+            } else {
+                (0, 3)
+            };
+            (h <= 14 && m < 60).then_some((sign * (h * 3600 + m * 60), len))
+        }
+        _ => None,
+    }
+}
+
+/// Seconds since the epoch for a civil date and a second of the day, read as UTC.
+pub fn civil_secs(year: i32, month: u32, day: u32, sod: u32) -> Option<i64> {
+    let d = NaiveDate::from_ymd_opt(year, month, day)?;
+    Some(d.and_hms_opt(0, 0, 0)?.and_utc().timestamp() + sod as i64)
+}
+
+/// The placeholder year used for year-less stamps (a leap year, so Feb 29 parses).
+pub const NO_YEAR: i32 = 2000;
+
+/// Reads an ISO-8601 / RFC 3339 date-time: `YYYY-MM-DD[T ]HH:MM:SS[.frac][zone]`.
+pub fn iso_datetime(b: &[u8]) -> Option<(WallStamp, usize)> {
+    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || !(b[10] == b'T' || b[10] == b' ' || b[10] == b'_') {
+        return None;
+    }
+    let y = digits(b, 4)? as i32;
+    let mo = digits(&b[5..], 2)?;
+    let d = digits(&b[8..], 2)?;
+    let sod = hms(&b[11..])?;
+    let mut n = 19;
+    let (micros, flen) = fraction(&b[n..]);
+    n += flen;
+    let mut offset = None;
+    if let Some((off, zlen)) = zone(&b[n..]) {
+        offset = Some(off);
+        n += zlen;
+    }
+    let naive_secs = civil_secs(y, mo, d, sod)?;
+    Some((WallStamp { naive_secs, micros, offset, has_year: true }, n))
+}
+
+/// Reads `Mmm dd HH:MM:SS[.frac]` (day space- or zero-padded, or a single digit); no year.
+pub fn syslog_datetime(b: &[u8]) -> Option<(WallStamp, usize)> {
+    let month = month_abbrev(b)?;
+    if b.get(3) != Some(&b' ') {
+        return None;
+    }
+    let mut i = 4;
+    if b.get(i) == Some(&b' ') {
+        i += 1;
+    }
+    let (day, dl) = number(&b[i..])?;
+    if dl > 2 || day == 0 || day > 31 {
+        return None;
+    }
+    i += dl;
+    if b.get(i) != Some(&b' ') {
+        return None;
+    }
+    i += 1;
+    let sod = hms(b.get(i..)?)?;
+    i += 8;
+    let (micros, flen) = fraction(&b[i..]);
+    i += flen;
+    let naive_secs = civil_secs(NO_YEAR, month, day as u32, sod)?;
+    Some((WallStamp { naive_secs, micros, offset: None, has_year: false }, i))
+}
+
+/// Reads a ctime stamp `Www Mmm dd HH:MM:SS YYYY` (dmesg -T, `date`), optionally with a zone name before the year.
+pub fn ctime_datetime(b: &[u8]) -> Option<(WallStamp, usize)> {
+    if !is_weekday(b) || b.get(3) != Some(&b' ') {
+        return None;
+    }
+    let (mut ws, mut n) = syslog_datetime(&b[4..])?;
+    n += 4;
+    if b.get(n) != Some(&b' ') {
+        return None;
+    }
+    n += 1;
+    // optional zone word, e.g. "UTC" or "CST" (only UTC/GMT is trusted)
+    let mut offset = None;
+    if b.get(n).is_some_and(|c| c.is_ascii_alphabetic()) {
+        let start = n;
+        while n < b.len() && b[n].is_ascii_alphabetic() {
+            n += 1;
+        }
+        if matches!(&b[start..n], b"UTC" | b"GMT") {
+            offset = Some(0);
+        }
+        if b.get(n) != Some(&b' ') {
+            return None;
+        }
+        n += 1;
+    }
+    let y = digits(&b[n..], 4)? as i32;
+    n += 4;
+    ws.naive_secs = rebase_year(ws.naive_secs, y)?;
+    ws.has_year = true;
+    ws.offset = offset;
+    Some((ws, n))
+}
+
+/// Moves a stamp read with the placeholder year into `year`.
+pub fn rebase_year(naive_secs: i64, year: i32) -> Option<i64> {
+    let dt = chrono::DateTime::from_timestamp(naive_secs, 0)?.naive_utc();
+    use chrono::{Datelike, Timelike};
+    let sod = dt.num_seconds_from_midnight();
+    civil_secs(year, dt.month(), dt.day(), sod)
+}
+
+/// Reads a bracketed uptime `[  123.456789]`; returns micros and length incl. brackets.
+pub fn bracket_uptime(b: &[u8]) -> Option<(u64, usize)> {
+    if b.first() != Some(&b'[') {
+        return None;
+    }
+    let mut i = 1;
+    while i < b.len() && b[i] == b' ' {
+        i += 1;
+    }
+    let (secs, sl) = number(&b[i..])?;
+    i += sl;
+    if b.get(i) != Some(&b'.') {
+        return None;
+    }
+    i += 1;
+    let (frac, fl) = number(&b[i..])?;
+    if !(3..=9).contains(&fl) {
+        return None;
+    }
+    i += fl;
+    if b.get(i) != Some(&b']') {
+        return None;
+    }
+    let mut micros = frac;
+    for _ in fl..6 {
+        micros *= 10;
+    }
+    for _ in 6..fl {
+        micros /= 10;
+    }
+    Some((secs * 1_000_000 + micros, i + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso_with_comma_and_offset() {
+        let (ws, n) = iso_datetime(b"2025-01-21T04:41:44,283302+00:00 NVRM").unwrap();
+        assert_eq!(n, 32);
+        assert_eq!(ws.micros, 283302);
+        assert_eq!(ws.offset, Some(0));
+        assert_eq!(ws.naive_secs, 1737434504);
+    }
+
+    #[test]
+    fn iso_nanos_and_z() {
+        let (ws, n) = iso_datetime(b"2026-04-22T21:26:20.599488292Z]").unwrap();
+        assert_eq!(n, 30);
+        assert_eq!(ws.micros, 599488);
+        assert_eq!(ws.offset, Some(0));
+    }
+
+    #[test]
+    fn syslog_padded_and_single_digit_days() {
+        let (a, n) = syslog_datetime(b"Jan  5 06:18:52 atom").unwrap();
+        assert_eq!(n, 15);
+        let (b, _) = syslog_datetime(b"Jan 05 06:18:52 atom").unwrap();
+        assert_eq!(a, b);
+        assert!(!a.has_year);
+        assert!(syslog_datetime(b"Jan 5 06:18:52").is_some());
+        assert!(syslog_datetime(b"Foo  5 06:18:52").is_none());
+        assert!(syslog_datetime(b"Jan 35 06:18:52").is_none());
+    }
+
+    #[test]
+    fn ctime_with_year() {
+        let (ws, n) = ctime_datetime(b"Sun Feb 23 16:24:18 2025] x").unwrap();
+        assert_eq!(n, 24);
+        assert!(ws.has_year);
+        assert_eq!(ws.offset, None);
+        let (ws, _) = ctime_datetime(b"Tue Oct 27 14:31:50 UTC 2009").unwrap();
+        assert_eq!(ws.offset, Some(0));
+    }
+
+    #[test]
+    fn uptime_brackets() {
+        assert_eq!(bracket_uptime(b"[    5.123456] x"), Some((5_123_456, 14)));
+        assert_eq!(bracket_uptime(b"[6781741.548768]"), Some((6_781_741_548_768, 16)));
+        assert_eq!(bracket_uptime(b"[UFW BLOCK]"), None);
+    }
+
+    #[test]
+    fn zones() {
+        assert_eq!(zone(b"-0300"), Some((-10800, 5)));
+        assert_eq!(zone(b"+05:30"), Some((19800, 6)));
+        assert_eq!(zone(b"x"), None);
+    }
+}
+
+/// Reads a CJK-locale date `2024年 12月 20日 星期五 18:35:26 CST` or a journal `12月 19 15:21:07`.
+pub fn cjk_datetime(b: &[u8]) -> Option<WallStamp> {
+    let s = std::str::from_utf8(b).ok()?;
+    let mut year = None;
+    let mut month = None;
+    let mut day = None;
+    let mut sod = None;
+    for tok in s.split_whitespace() {
+        if let Some(y) = tok.strip_suffix('年') {
+            year = y.parse::<i32>().ok();
+        } else if let Some(m) = tok.strip_suffix('月') {
+            month = m.parse::<u32>().ok();
+        } else if let Some(d) = tok.strip_suffix('日') {
+            day = d.parse::<u32>().ok();
+        } else if month.is_some() && day.is_none() && tok.bytes().all(|c| c.is_ascii_digit()) {
+            day = tok.parse().ok();
+        } else if let Some(t) = hms(tok.as_bytes()) {
+            sod = Some(t);
+            break;
+        }
+    }
+    let (m, d, t) = (month?, day?, sod?);
+    let naive_secs = civil_secs(year.unwrap_or(NO_YEAR), m, d, t)?;
+    Some(WallStamp { naive_secs, micros: 0, offset: None, has_year: year.is_some() })
+}
+
+/// Length of a journal-short CJK prefix `12月 19 15:21:07` (month, day, time), if the line starts with one.
+pub fn cjk_syslog_prefix(b: &[u8]) -> Option<(WallStamp, usize)> {
+    let pos = memchr::memmem::find(&b[..b.len().min(8)], "月".as_bytes())?;
+    let m = std::str::from_utf8(&b[..pos]).ok()?.trim().parse::<u32>().ok()?;
+    let mut i = pos + "月".len();
+    while b.get(i) == Some(&b' ') {
+        i += 1;
+    }
+    let (d, dl) = number(&b[i..])?;
+    i += dl;
+    if let Some(rest) = b.get(i..) {
+        if rest.starts_with("日".as_bytes()) {
+            i += "日".len();
+        }
+    }
+    if b.get(i) != Some(&b' ') {
+        return None;
+    }
+    i += 1;
+    let sod = hms(b.get(i..)?)?;
+    i += 8;
+    let naive_secs = civil_secs(NO_YEAR, m, d as u32, sod)?;
+    Some((WallStamp { naive_secs, micros: 0, offset: None, has_year: false }, i))
+}

@@ -1,0 +1,323 @@
+//! Incidents: bursts of events grouped on one time axis, each with its primary fault named by the
+//! rules, the consequences that followed, alternatives, and who must act.
+
+use crate::catalog::Catalog;
+use crate::model::{Layer, Severity};
+use crate::rules::{Rule, RuleSet};
+use crate::timeline::Event;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A runner-up explanation.
+#[derive(Clone, Debug)]
+pub struct Alternative {
+    /// Layer.
+    pub layer: Layer,
+    /// Confidence.
+    pub confidence: f64,
+    /// Why.
+    pub summary: String,
+}
+
+/// One incident.
+#[derive(Clone, Debug)]
+pub struct Incident {
+    /// `i1`, `i2`, …
+    pub id: String,
+    /// Indices into the timeline's events.
+    pub events: Vec<usize>,
+    /// Index of the primary event.
+    pub primary: Option<usize>,
+    /// Rule that named the cause.
+    pub rule: Option<String>,
+    /// Root-cause layer.
+    pub layer: Layer,
+    /// Confidence.
+    pub confidence: f64,
+    /// One-sentence verdict.
+    pub summary: String,
+    /// Evidence event indices (primary first, then supporting).
+    pub evidence: Vec<usize>,
+    /// vendor | operator | user.
+    pub responsibility: String,
+    /// Runner-up layers.
+    pub alternatives: Vec<Alternative>,
+    /// Steps.
+    pub actions: Vec<String>,
+    /// Hosts involved.
+    pub hosts: Vec<String>,
+    /// GPUs involved.
+    pub gpus: Vec<String>,
+    /// Ranks involved.
+    pub ranks: Vec<i64>,
+    /// Consequence counts by kind.
+    pub consequences: BTreeMap<String, usize>,
+    /// Highest severity.
+    pub severity: Severity,
+    /// Data that would settle the cause.
+    pub missing: Vec<String>,
+}
+
+/// Where an event sits for grouping: one axis per clock domain.
+fn axis(e: &Event) -> (u8, String, i64) {
+    if let Some(t) = e.time_us {
+        (0, String::new(), t)
+    } else if let Some(u) = e.uptime_us {
+        (1, e.host.clone().unwrap_or_default(), u as i64)
+    } else {
+        (2, format!("{:08}", e.input), e.source.line as i64 * 1_000_000)
+    }
+}
+
+/// Groups events into incidents and names each one's cause.
+pub fn build(events: &[Event], rules: &RuleSet, catalog: &Catalog, kernel_inputs: bool) -> Vec<Incident> {
+    let relevant: Vec<usize> = (0..events.len()).filter(|&i| events[i].severity >= Severity::Warning).collect();
+    let mut by_axis: BTreeMap<(u8, String), Vec<(i64, usize)>> = BTreeMap::new();
+    for &i in &relevant {
+        let (a, k, p) = axis(&events[i]);
+        by_axis.entry((a, k)).or_default().push((p, i));
+    }
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (_, mut list) in by_axis {
+        list.sort();
+        let mut cur: Vec<usize> = Vec::new();
+        let mut last = i64::MIN;
+        let mut gap = rules.grouping.gap_s * 1_000_000;
+        for (p, i) in list {
+            if !cur.is_empty() && p - last > gap {
+                groups.push(std::mem::take(&mut cur));
+                gap = rules.grouping.gap_s * 1_000_000;
+            }
+            let e = &events[i];
+            if catalog.is_sticky(&e.kind, e.code) || e.kind == "fell_off_bus" {
+                gap = rules.grouping.sticky_gap_s * 1_000_000;
+            }
+            cur.push(i);
+            last = p;
+        }
+        if !cur.is_empty() {
+            groups.push(cur);
+        }
+    }
+    // Untimed groups join a timed group that shares a GPU.
+    let timed = |g: &Vec<usize>| g.iter().any(|&i| events[i].time_us.is_some());
+    let mut merged: Vec<Vec<usize>> = groups.iter().filter(|g| timed(g)).cloned().collect();
+    for g in groups.iter().filter(|g| !timed(g)) {
+        let gpus: BTreeSet<&String> = g.iter().filter_map(|&i| events[i].gpu.as_ref()).collect();
+        let target = merged.iter().position(|m| m.iter().any(|&i| events[i].gpu.as_ref().is_some_and(|x| gpus.contains(x))));
+        match target {
+            Some(t) => merged[t].extend(g.iter().copied()),
+            None => merged.push(g.clone()),
+        }
+    }
+    let mut incidents: Vec<Incident> = merged.into_iter().map(|mut g| {
+        g.sort_unstable();
+        judge(g, events, rules, catalog, kernel_inputs)
+    }).collect();
+    incidents.sort_by(|a, b| a.events.first().cmp(&b.events.first()));
+    for (n, inc) in incidents.iter_mut().enumerate() {
+        inc.id = format!("i{}", n + 1);
+    }
+    incidents
+}
+
+fn distinct_codes_on_gpu(events: &[Event], members: &[usize], gpu: &str, catalog: &Catalog) -> usize {
+    members
+        .iter()
+        .map(|&i| &events[i])
+        .filter(|e| e.kind == "xid" && e.gpu.as_deref() == Some(gpu) && !catalog.is_sympathetic("xid", e.code))
+        .filter_map(|e| e.code)
+        .collect::<BTreeSet<_>>()
+        .len()
+}
+
+fn desync(events: &[Event], members: &[usize]) -> bool {
+    let ops: BTreeSet<&str> = members.iter().filter(|&&i| events[i].kind == "nccl_timeout").filter_map(|&i| events[i].attrs.get("op").map(String::as_str)).collect();
+    ops.len() >= 2
+}
+
+fn fits(rule: &Rule, e: &Event, events: &[Event], members: &[usize], catalog: &Catalog) -> bool {
+    let m = &rule.pattern;
+    if !m.fits(e) {
+        return false;
+    }
+    if let Some(n) = m.min_distinct_codes_on_gpu {
+        let Some(g) = &e.gpu else { return false };
+        if distinct_codes_on_gpu(events, members, g, catalog) < n {
+            return false;
+        }
+    }
+    if let Some(n) = m.min_count {
+        if members.iter().filter(|&&i| m.fits(&events[i])).count() < n {
+            return false;
+        }
+    }
+    match m.fact.as_deref() {
+        Some("desync") => desync(events, members),
+        Some(_) => false,
+        None => true,
+    }
+}
+
+fn render(template: &str, e: &Event, count: usize, catalog: &Catalog) -> String {
+    let gpu = e.gpu.clone().unwrap_or_else(|| "(unknown GPU)".into());
+    let host = e.host.clone().unwrap_or_else(|| "(unknown host)".into());
+    let rank_text = e.rank.map(|r| format!(" (rank {r})")).unwrap_or_default();
+    template
+        .replace("{gpu}", &gpu)
+        .replace("{host}", &host)
+        .replace("{code}", &e.code.map(|c| c.to_string()).unwrap_or_default())
+        .replace("{title}", &catalog.title(&e.kind, e.code))
+        .replace("{count}", &count.to_string())
+        .replace("{rank_text}", &rank_text)
+        .replace("{rank}", &e.rank.map(|r| r.to_string()).unwrap_or_default())
+}
+
+fn judge(members: Vec<usize>, events: &[Event], rules: &RuleSet, catalog: &Catalog, kernel_inputs: bool) -> Incident {
+    let severity = members.iter().map(|&i| events[i].severity).max().unwrap_or(Severity::Warning);
+    let primaries: Vec<usize> = members.iter().copied().filter(|&i| !rules.is_consequence(&events[i])).collect();
+    let mut chosen: Option<(&Rule, usize)> = None;
+    let mut alternatives: Vec<Alternative> = Vec::new();
+    for rule in &rules.rules {
+        let pool: &[usize] = if rule.pattern.on_consequences { &members } else { &primaries };
+        if !rule.pattern.on_consequences && pool.is_empty() {
+            continue;
+        }
+        let hit = pool.iter().copied().find(|&i| fits(rule, &events[i], events, &members, catalog));
+        let Some(i) = hit else { continue };
+        match chosen {
+            None => chosen = Some((rule, i)),
+            Some((c, _)) => {
+                if rule.layer != c.layer && !alternatives.iter().any(|a| a.layer == rule.layer) {
+                    alternatives.push(Alternative {
+                        layer: rule.layer,
+                        confidence: (rule.confidence * 0.4 * 100.0).round() / 100.0,
+                        summary: format!("{} ({}:{})", render(&rule.summary, &events[i], 1, catalog), events[i].source.path, events[i].source.line),
+                    });
+                }
+            }
+        }
+    }
+    let mut hosts: BTreeSet<String> = BTreeSet::new();
+    let mut gpus: BTreeSet<String> = BTreeSet::new();
+    let mut ranks: BTreeSet<i64> = BTreeSet::new();
+    let mut consequences: BTreeMap<String, usize> = BTreeMap::new();
+    for &i in &members {
+        let e = &events[i];
+        if let Some(h) = &e.host {
+            hosts.insert(h.clone());
+        }
+        if let Some(g) = &e.gpu {
+            gpus.insert(g.clone());
+        }
+        if let Some(r) = e.rank {
+            ranks.insert(r);
+        }
+    }
+    let mut missing = Vec::new();
+    let (layer, confidence, summary, responsibility, actions, primary, rule_id) = match chosen {
+        Some((rule, i)) => {
+            let count = members.iter().filter(|&&j| rule.pattern.fits(&events[j])).count();
+            let mut conf = rule.confidence;
+            if !alternatives.is_empty() {
+                conf -= 0.1;
+            }
+            (rule.layer, conf, render(&rule.summary, &events[i], count, catalog), rule.responsibility.clone(), rule.actions.clone(), Some(i), Some(rule.id.clone()))
+        }
+        None => {
+            // No rule fits: the most severe primary, else only consequences were seen.
+            let best = primaries.iter().copied().max_by_key(|&i| (events[i].severity, std::cmp::Reverse(i)));
+            match best {
+                Some(i) => {
+                    let e = &events[i];
+                    let (resp, acts) = advice(catalog, e);
+                    (e.layer, 0.5, format!("{} on {}", catalog.title(&e.kind, e.code), e.host.clone().unwrap_or_else(|| "(unknown host)".into())), resp, acts, Some(i), None)
+                }
+                None => {
+                    if !kernel_inputs {
+                        missing.push("no kernel log (dmesg, syslog or journal) of the job's hosts was given".to_string());
+                    }
+                    missing.push("no GPU, host or network fault was found beneath the job's errors".to_string());
+                    let first = members.first().copied();
+                    (
+                        Layer::Unknown,
+                        0.3,
+                        format!("Only consequences were seen ({} events, e.g. collective timeouts or process exits); the first fault is not in these inputs", members.len()),
+                        "operator".to_string(),
+                        vec![
+                            "Collect dmesg/journal and nvidia-bug-report.log.gz from every host of the job for the time of the hang".to_string(),
+                            "Compare each rank's last completed collective (the straggler is the suspect)".to_string(),
+                        ],
+                        first,
+                        None,
+                    )
+                }
+            }
+        }
+    };
+    for &i in &members {
+        if Some(i) != primary && (rules.is_consequence(&events[i]) || primary.is_some_and(|p| events[p].layer != events[i].layer)) {
+            *consequences.entry(events[i].kind.clone()).or_default() += 1;
+        }
+    }
+    let mut evidence: Vec<usize> = primary.into_iter().collect();
+    if let Some(p) = primary {
+        let pe = &events[p];
+        for &i in &members {
+            if i == p || evidence.len() >= 12 {
+                continue;
+            }
+            let e = &events[i];
+            let related = (e.gpu.is_some() && e.gpu == pe.gpu) || (e.kind == pe.kind && e.host == pe.host) || (e.kind == "pcie_aer" && e.host == pe.host);
+            if related && !rules.is_consequence(e) {
+                evidence.push(i);
+            }
+        }
+    }
+    let mut summary = summary;
+    let cons_total: usize = consequences.values().sum();
+    if cons_total > 0 && primary.is_some_and(|p| !rules.is_consequence(&events[p])) {
+        let parts: Vec<String> = consequences.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
+        summary.push_str(&format!("; followed by {}", parts.join(", ")));
+    }
+    Incident {
+        id: String::new(),
+        events: members,
+        primary,
+        rule: rule_id,
+        layer,
+        confidence: (confidence.clamp(0.05, 0.99) * 100.0).round() / 100.0,
+        summary,
+        evidence,
+        responsibility,
+        alternatives,
+        actions,
+        hosts: hosts.into_iter().collect(),
+        gpus: gpus.into_iter().collect(),
+        ranks: ranks.into_iter().collect(),
+        consequences,
+        severity,
+        missing,
+    }
+}
+
+/// Responsibility and actions for an event from the catalog.
+fn advice(catalog: &Catalog, e: &Event) -> (String, Vec<String>) {
+    if e.kind == "xid" {
+        if let Some(x) = e.code.and_then(|c| catalog.xid.get(&c)) {
+            return (x.responsibility.clone(), x.actions.clone());
+        }
+    }
+    if let Some(k) = catalog.kind.get(&e.kind) {
+        return (k.responsibility.clone(), k.actions.clone());
+    }
+    ("operator".to_string(), vec!["Review the evidence lines".to_string()])
+}
+
+/// The incident that decides the verdict: most severe, then most confident, then earliest.
+pub fn top(incidents: &[Incident]) -> Option<&Incident> {
+    incidents.iter().max_by(|a, b| {
+        let ka = (a.severity, (a.layer != Layer::Unknown) as u8, (a.confidence * 100.0) as i64, std::cmp::Reverse(a.events.first().copied()));
+        let kb = (b.severity, (b.layer != Layer::Unknown) as u8, (b.confidence * 100.0) as i64, std::cmp::Reverse(b.events.first().copied()));
+        ka.cmp(&kb)
+    })
+}

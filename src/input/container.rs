@@ -1,0 +1,195 @@
+//! Containers, detected by magic bytes and decoded as streams into memory within the limits:
+//! gzip (all members), zstd (all frames), tar (entries read, never extracted), nested.
+
+use super::{Bytes, Input, Limits};
+use std::io::Read;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// What the first bytes say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Magic {
+    /// gzip member.
+    Gzip,
+    /// zstd frame (or skippable frame).
+    Zstd,
+    /// POSIX or GNU tar.
+    Tar,
+    /// Formats recognized but not decoded.
+    Unsupported(&'static str),
+    /// systemd binary journal.
+    Journal,
+    /// Anything else: text (or junk) to scan.
+    Plain,
+}
+
+/// Sniffs the container type.
+pub fn sniff(b: &[u8]) -> Magic {
+    if b.starts_with(&[0x1f, 0x8b]) {
+        Magic::Gzip
+    } else if b.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) || (b.len() >= 4 && b[0] & 0xf0 == 0x50 && b[1..4] == [0x2a, 0x4d, 0x18]) {
+        Magic::Zstd
+    } else if b.len() >= 262 && &b[257..262] == b"ustar" {
+        Magic::Tar
+    } else if b.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
+        Magic::Unsupported("xz")
+    } else if b.starts_with(b"BZh") && b.get(3).is_some_and(|c| c.is_ascii_digit()) {
+        Magic::Unsupported("bzip2")
+    } else if b.starts_with(&[0x04, 0x22, 0x4d, 0x18]) {
+        Magic::Unsupported("lz4")
+    } else if b.starts_with(b"PK\x03\x04") {
+        Magic::Unsupported("zip")
+    } else if b.starts_with(b"LPKSHHRH") {
+        Magic::Journal
+    } else {
+        Magic::Plain
+    }
+}
+
+/// Reads a decoder into memory up to the member cap, the ratio cap and the global budget.
+fn decode(mut r: impl Read, compressed: u64, what: &str, limits: &Limits, budget: &AtomicU64, warnings: &mut Vec<String>) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 256 * 1024];
+    loop {
+        match r.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                out.extend_from_slice(&buf[..n]);
+                let len = out.len() as u64;
+                if len > limits.max_member_bytes {
+                    out.truncate(limits.max_member_bytes as usize);
+                    warnings.push(format!("{what}: decompressed size passed the cap of {} bytes; the rest is not read", limits.max_member_bytes));
+                    break;
+                }
+                if len > 64 << 20 && len / compressed.max(1) > limits.max_ratio {
+                    warnings.push(format!(
+                        "{what}: expansion ratio passed {}:1 after {len} bytes (decompression bomb?); the rest is not read",
+                        limits.max_ratio
+                    ));
+                    break;
+                }
+                if budget.fetch_add(n as u64, Ordering::Relaxed) + n as u64 > limits.max_total_bytes {
+                    warnings.push(format!("{what}: total decompressed bytes passed the cap of {}; the rest is not read", limits.max_total_bytes));
+                    break;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                warnings.push(format!("{what}: corrupt or truncated stream after {} decompressed bytes: {e}; the part before is analyzed", out.len()));
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Expands `bytes` into inputs: decodes containers recursively, or pushes a plain input.
+#[allow(clippy::too_many_arguments)]
+pub fn expand(
+    path: String,
+    host: Option<String>,
+    bytes: Bytes,
+    disk: u64,
+    mtime: Option<i64>,
+    mut warnings: Vec<String>,
+    limits: &Limits,
+    depth: u32,
+    budget: &AtomicU64,
+    out: &mut Vec<Input>,
+) {
+    let magic = sniff(&bytes);
+    if magic != Magic::Plain && depth >= limits.max_depth {
+        warnings.push(format!("nested containers deeper than {} levels; not opened", limits.max_depth));
+        out.push(Input { path, host_hint: host, bytes: Bytes::Owned(Vec::new()), disk_bytes: disk, mtime, warnings });
+        return;
+    }
+    match magic {
+        Magic::Plain => out.push(Input { path, host_hint: host, bytes, disk_bytes: disk, mtime, warnings }),
+        Magic::Gzip => {
+            let dec = flate2::read::MultiGzDecoder::new(&bytes[..]);
+            let data = decode(dec, bytes.len() as u64, "gzip", limits, budget, &mut warnings);
+            drop(bytes);
+            expand(path, host, Bytes::Owned(data), disk, mtime, warnings, limits, depth + 1, budget, out);
+        }
+        Magic::Zstd => {
+            let data = match zstd::stream::read::Decoder::with_buffer(&bytes[..]) {
+                Ok(dec) => decode(dec, bytes.len() as u64, "zstd", limits, budget, &mut warnings),
+                Err(e) => {
+                    warnings.push(format!("zstd: cannot start decoding: {e}"));
+                    Vec::new()
+                }
+            };
+            drop(bytes);
+            expand(path, host, Bytes::Owned(data), disk, mtime, warnings, limits, depth + 1, budget, out);
+        }
+        Magic::Tar => {
+            let before = out.len();
+            read_tar(&path, host.as_deref(), &bytes, disk, limits, depth, budget, out, &mut warnings);
+            if out.len() == before || !warnings.is_empty() {
+                // keep the archive's own warnings visible as an input of its own
+                out.insert(before, Input { path, host_hint: host, bytes: Bytes::Owned(Vec::new()), disk_bytes: disk, mtime, warnings });
+            }
+        }
+        Magic::Unsupported(kind) => {
+            warnings.push(format!("{kind} compression is not supported; decompress it first"));
+            out.push(Input { path, host_hint: host, bytes: Bytes::Owned(Vec::new()), disk_bytes: disk, mtime, warnings });
+        }
+        Magic::Journal => {
+            warnings.push("binary systemd journal file: not parsed; export it with `journalctl -o json` or `-o short-iso`".to_string());
+            out.push(Input { path, host_hint: host, bytes: Bytes::Owned(Vec::new()), disk_bytes: disk, mtime, warnings });
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn read_tar(path: &str, host: Option<&str>, bytes: &[u8], disk: u64, limits: &Limits, depth: u32, budget: &AtomicU64, out: &mut Vec<Input>, warnings: &mut Vec<String>) {
+    let mut archive = tar::Archive::new(bytes);
+    let entries = match archive.entries() {
+        Ok(e) => e,
+        Err(e) => {
+            warnings.push(format!("tar: cannot read entries: {e}"));
+            return;
+        }
+    };
+    for (i, entry) in entries.enumerate() {
+        let mut entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                warnings.push(format!("tar: corrupt header at entry {}: {e}; the entries after it are not read", i + 1));
+                return;
+            }
+        };
+        let name = entry.path().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| format!("entry{}", i + 1));
+        let kind = entry.header().entry_type();
+        let member = format!("{path}!{name}");
+        if kind.is_symlink() || kind.is_hard_link() {
+            warnings.push(format!("tar: {name}: link entry skipped (links inside archives are never followed)"));
+            continue;
+        }
+        if !kind.is_file() {
+            continue;
+        }
+        let mtime = entry.header().mtime().ok().map(|m| m as i64);
+        let size = entry.header().size().unwrap_or(0);
+        let mut w = Vec::new();
+        let data = decode(&mut entry, size.max(1), &format!("tar member {name}"), limits, budget, &mut w);
+        // a member's host: the first folder inside the archive that looks like a host, else the archive's
+        let member_host = host.map(str::to_string);
+        expand(member, member_host, Bytes::Owned(data), disk, mtime, w, limits, depth + 1, budget, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn magic_bytes() {
+        assert_eq!(sniff(&[0x1f, 0x8b, 8, 0]), Magic::Gzip);
+        assert_eq!(sniff(&[0x28, 0xb5, 0x2f, 0xfd, 0]), Magic::Zstd);
+        assert_eq!(sniff(b"LPKSHHRH...."), Magic::Journal);
+        assert_eq!(sniff(b"hello"), Magic::Plain);
+        let mut t = vec![0u8; 512];
+        t[257..262].copy_from_slice(b"ustar");
+        assert_eq!(sniff(&t), Magic::Tar);
+    }
+}

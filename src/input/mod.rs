@@ -1,0 +1,226 @@
+//! Inputs: discovery of files and folders (deterministic order, regular files only, no symlink
+//! loops), stdin, and opening each one as plain bytes (memory-mapped) or as decoded members of
+//! gzip/zstd/tar containers, within limits.
+
+pub mod container;
+
+use memmap2::Mmap;
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Caps that protect against hostile or huge inputs.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Decompressed bytes kept per member.
+    pub max_member_bytes: u64,
+    /// Decompressed bytes in total across all inputs.
+    pub max_total_bytes: u64,
+    /// Largest allowed ratio of decompressed to compressed size (checked past 64 MiB).
+    pub max_ratio: u64,
+    /// Container nesting depth.
+    pub max_depth: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_member_bytes: 4 << 30, max_total_bytes: 64 << 30, max_ratio: 1000, max_depth: 4 }
+    }
+}
+
+/// Plain files at least this large are memory-mapped; smaller ones are read.
+pub const MAP_THRESHOLD: u64 = 32 << 20;
+
+/// Bytes of one input: a memory map of a plain file, or an owned buffer of decoded data.
+pub enum Bytes {
+    /// Memory-mapped plain file.
+    Mapped(Mmap),
+    /// Decoded or read data.
+    Owned(Vec<u8>),
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Mapped(m) => m,
+            Bytes::Owned(v) => v,
+        }
+    }
+}
+
+/// One input ready for scanning.
+pub struct Input {
+    /// Path as given, or `archive!member`.
+    pub path: String,
+    /// Host implied by the path (`PATH@HOST`, folder per host, file name).
+    pub host_hint: Option<String>,
+    /// Its bytes.
+    pub bytes: Bytes,
+    /// Size on disk (compressed size for members of compressed files).
+    pub disk_bytes: u64,
+    /// Modification time of the file (seconds since the epoch), a year anchor for syslog.
+    pub mtime: Option<i64>,
+    /// Problems met while reading it.
+    pub warnings: Vec<String>,
+}
+
+/// A file found by discovery.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Found {
+    /// Path on disk (`-` for stdin).
+    pub path: PathBuf,
+    /// Path to show.
+    pub display: String,
+    /// Host forced with `PATH@HOST` or implied by a host folder.
+    pub host: Option<String>,
+}
+
+/// Splits `PATH@HOST` when the part after `@` looks like a host name and PATH exists.
+pub fn split_host(arg: &str) -> (String, Option<String>) {
+    if let Some((p, h)) = arg.rsplit_once('@') {
+        let host_ok = !h.is_empty() && h.len() <= 253 && h.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'.' || c == b'_');
+        if host_ok && !Path::new(arg).exists() && (Path::new(p).exists() || p == "-") {
+            return (p.to_string(), Some(h.to_string()));
+        }
+    }
+    (arg.to_string(), None)
+}
+
+/// Walks the arguments; returns files in deterministic order and warnings for what was skipped.
+pub fn discover(args: &[String]) -> (Vec<Found>, Vec<String>) {
+    let mut found = Vec::new();
+    let mut warnings = Vec::new();
+    for arg in args {
+        let (p, host) = split_host(arg);
+        if p == "-" {
+            found.push(Found { path: PathBuf::from("-"), display: "-".into(), host });
+            continue;
+        }
+        let path = PathBuf::from(&p);
+        match std::fs::metadata(&path) {
+            Ok(m) if m.is_dir() => {
+                let mut visited = BTreeSet::new();
+                if let Ok(c) = path.canonicalize() {
+                    visited.insert(c);
+                }
+                walk(&path, &path, host.as_deref(), &mut visited, &mut found, &mut warnings, 0);
+            }
+            Ok(m) if m.is_file() => found.push(Found { display: p.clone(), path, host }),
+            Ok(_) => warnings.push(format!("{p}: not a regular file (FIFO, socket or device), skipped")),
+            Err(e) => warnings.push(format!("{p}: cannot read: {e}")),
+        }
+    }
+    (found, warnings)
+}
+
+fn walk(root: &Path, dir: &Path, host: Option<&str>, visited: &mut BTreeSet<PathBuf>, found: &mut Vec<Found>, warnings: &mut Vec<String>, depth: u32) {
+    if depth > 32 {
+        warnings.push(format!("{}: folder nesting deeper than 32, not descended", dir.display()));
+        return;
+    }
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) => {
+            warnings.push(format!("{}: cannot list folder: {e}", dir.display()));
+            return;
+        }
+    };
+    let mut names: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    names.sort();
+    for p in names {
+        let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if name.starts_with('.') {
+            continue;
+        }
+        let meta = match std::fs::metadata(&p) {
+            Ok(m) => m,
+            Err(e) => {
+                warnings.push(format!("{}: cannot read: {e}", p.display()));
+                continue;
+            }
+        };
+        if meta.is_dir() {
+            match p.canonicalize() {
+                Ok(c) if visited.insert(c.clone()) => walk(root, &p, host, visited, found, warnings, depth + 1),
+                Ok(_) => warnings.push(format!("{}: symlink loop, not followed", p.display())),
+                Err(e) => warnings.push(format!("{}: cannot resolve: {e}", p.display())),
+            }
+        } else if meta.is_file() {
+            let host = host.map(str::to_string).or_else(|| host_folder(root, &p));
+            found.push(Found { display: p.display().to_string(), path: p, host });
+        } else {
+            warnings.push(format!("{}: not a regular file (FIFO, socket or device), skipped", p.display()));
+        }
+    }
+}
+
+/// The folder-per-host convention: the first folder below the given root names the host when it
+/// looks like a host name (letters, digits, `-`, `.`, `_`, and at least one letter).
+fn host_folder(root: &Path, file: &Path) -> Option<String> {
+    let rel = file.strip_prefix(root).ok()?;
+    let mut comps = rel.components();
+    let first = comps.next()?.as_os_str().to_string_lossy().into_owned();
+    comps.next()?; // the file itself must be below it
+    let ok = first.bytes().any(|c| c.is_ascii_alphabetic())
+        && first.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'.' || c == b'_')
+        && !matches!(first.as_str(), "var" | "log" | "logs" | "tmp" | "etc" | "proc" | "sys" | "run");
+    ok.then_some(first)
+}
+
+/// Opens one discovered file and returns its inputs (several for archives).
+pub fn open(found: &Found, limits: &Limits, budget: &std::sync::atomic::AtomicU64) -> Vec<Input> {
+    let mut warnings = Vec::new();
+    let (bytes, disk, mtime) = if found.display == "-" {
+        let mut v = Vec::new();
+        if let Err(e) = std::io::stdin().lock().take(limits.max_member_bytes).read_to_end(&mut v) {
+            warnings.push(format!("-: read error after {} bytes: {e}", v.len()));
+        }
+        let n = v.len() as u64;
+        (Bytes::Owned(v), n, None)
+    } else {
+        match File::open(&found.path) {
+            Ok(f) => {
+                let meta = f.metadata().ok();
+                let len = meta.as_ref().map_or(0, |m| m.len());
+                let mtime = meta.and_then(|m| m.modified().ok()).and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map(|d| d.as_secs() as i64);
+                if len == 0 {
+                    (Bytes::Owned(Vec::new()), 0, mtime)
+                } else {
+                    let small = len < MAP_THRESHOLD;
+                    // SAFETY: the map is read-only. A file truncated by another process while
+                    // mapped could fault, so files below MAP_THRESHOLD are read into memory and
+                    // only large plain files are mapped.
+                    let mapped = if small { None } else { unsafe { Mmap::map(&f) }.ok() };
+                    match mapped {
+                        Some(m) => (Bytes::Mapped(m), len, mtime),
+                        None => {
+                            let mut v = Vec::with_capacity(len.min(limits.max_member_bytes) as usize);
+                            if let Err(e) = (&f).take(limits.max_member_bytes).read_to_end(&mut v) {
+                                warnings.push(format!("read error after {} bytes: {e}", v.len()));
+                            }
+                            if (v.len() as u64) < len && (v.len() as u64) < limits.max_member_bytes {
+                                warnings.push(format!("file shrank while being read: {} of {len} bytes", v.len()));
+                            }
+                            (Bytes::Owned(v), len, mtime)
+                        }
+                    }
+                }
+            }
+            Err(e) => {
+                return vec![Input {
+                    path: found.display.clone(),
+                    host_hint: found.host.clone(),
+                    bytes: Bytes::Owned(Vec::new()),
+                    disk_bytes: 0,
+                    mtime: None,
+                    warnings: vec![format!("cannot open: {e}")],
+                }]
+            }
+        }
+    };
+    let mut out = Vec::new();
+    container::expand(found.display.clone(), found.host.clone(), bytes, disk, mtime, warnings, limits, 0, budget, &mut out);
+    out
+}

@@ -1,0 +1,139 @@
+//! faultline: an offline forensics analyzer for GPU incidents.
+//!
+//! The pipeline, one module per stage: [`input`] (files, folders, archives) → [`formats`]
+//! (detection and line prefixes) → [`scan`] + [`events`] (prefilter and recognizers) →
+//! [`timeline`] (clock alignment, dedupe, order) → [`incidents`] + [`rules`] (grouping and root
+//! cause) → [`report`] (text, JSON, Markdown).
+
+pub mod catalog;
+pub mod events;
+pub mod explain;
+pub mod formats;
+pub mod ids;
+pub mod incidents;
+pub mod input;
+pub mod model;
+pub mod pipeline;
+pub mod report;
+pub mod rules;
+pub mod scan;
+pub mod timeline;
+
+use catalog::Catalog;
+use events::RecognizerSet;
+use formats::Format;
+use incidents::Incident;
+use input::Limits;
+use pipeline::InputResult;
+use rayon::prelude::*;
+use rules::RuleSet;
+use std::sync::atomic::AtomicU64;
+use timeline::{Event, TimeOptions};
+
+/// Everything that shapes one analysis.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Paths (files, folders, archives, `-`; `PATH@HOST` forces a host).
+    pub paths: Vec<String>,
+    /// Extra rule/recognizer/catalog files (TOML), applied on top of the built-in data.
+    pub rule_files: Vec<String>,
+    /// Time options.
+    pub time: TimeOptions,
+    /// Input limits.
+    pub limits: Limits,
+    /// Scan chunks of one large input in parallel.
+    pub parallel_chunks: bool,
+}
+
+/// The knowledge an analysis runs with.
+pub struct Knowledge {
+    /// Recognizers.
+    pub recognizers: RecognizerSet,
+    /// Catalog.
+    pub catalog: Catalog,
+    /// Rules.
+    pub rules: RuleSet,
+}
+
+impl Knowledge {
+    /// Built-in data plus user files. A user file may hold `[[recognizer]]`, `[[rule]]` or catalog
+    /// tables (`[[xid]]`, `[[sxid]]`, `[[kind]]`, `[[dcgm]]`); each part goes where it belongs.
+    pub fn load(user_files: &[String]) -> anyhow::Result<Knowledge> {
+        let mut recog_extra = Vec::new();
+        let mut rule_extra = Vec::new();
+        let mut catalog = Catalog::builtin();
+        for text in user_files {
+            let value: toml::Table = toml::from_str(text)?;
+            let pick = |keys: &[&str]| -> anyhow::Result<Option<String>> {
+                let mut t = toml::Table::new();
+                for k in keys {
+                    if let Some(v) = value.get(*k) {
+                        t.insert(k.to_string(), v.clone());
+                    }
+                }
+                Ok((!t.is_empty()).then(|| toml::to_string(&t)).transpose()?)
+            };
+            if let Some(s) = pick(&["recognizer", "xid_derived"])? {
+                recog_extra.push(s);
+            }
+            if let Some(s) = pick(&["rule", "grouping", "consequences"])? {
+                rule_extra.push(s);
+            }
+            if let Some(s) = pick(&["xid", "sxid", "kind", "dcgm", "meta"])? {
+                catalog.overlay(&s)?;
+            }
+            let known = ["recognizer", "xid_derived", "rule", "grouping", "consequences", "xid", "sxid", "kind", "dcgm", "meta"];
+            if let Some(k) = value.keys().find(|k| !known.contains(&k.as_str())) {
+                anyhow::bail!("unknown table `{k}` in a rules file");
+            }
+        }
+        Ok(Knowledge { recognizers: RecognizerSet::load(&recog_extra)?, catalog, rules: RuleSet::load(&rule_extra)? })
+    }
+}
+
+/// The result of an analysis.
+pub struct Analysis {
+    /// Per-input results (events moved to the timeline).
+    pub inputs: Vec<InputResult>,
+    /// Warnings not tied to one input (discovery).
+    pub warnings: Vec<String>,
+    /// The timeline.
+    pub events: Vec<Event>,
+    /// Notes on clock alignment.
+    pub notes: Vec<String>,
+    /// Incidents.
+    pub incidents: Vec<Incident>,
+    /// GPU identities (host, bus id) → (uuid, serial).
+    pub identities: std::collections::BTreeMap<(String, String), (Option<String>, Option<String>)>,
+}
+
+impl Analysis {
+    /// The incident that decides the verdict.
+    pub fn top(&self) -> Option<&Incident> {
+        incidents::top(&self.incidents)
+    }
+
+    /// True when no input could be read at all.
+    pub fn nothing_read(&self) -> bool {
+        let all_failed = self.inputs.iter().all(|i| i.bytes == 0 && !i.warnings.is_empty());
+        all_failed && (!self.inputs.is_empty() || !self.warnings.is_empty())
+    }
+}
+
+/// Runs the whole pipeline.
+pub fn analyze(opts: &Options, k: &Knowledge) -> Analysis {
+    let (found, warnings) = input::discover(&opts.paths);
+    let budget = AtomicU64::new(0);
+    let opened: Vec<Vec<input::Input>> = found.par_iter().map(|f| input::open(f, &opts.limits, &budget)).collect();
+    let flat: Vec<input::Input> = opened.into_iter().flatten().collect();
+    let parallel = opts.parallel_chunks;
+    let mut inputs: Vec<InputResult> = flat
+        .into_par_iter()
+        .enumerate()
+        .map(|(i, inp)| pipeline::process(i, inp, &k.recognizers, &k.catalog, parallel))
+        .collect();
+    let kernel_inputs = inputs.iter().any(|r| matches!(r.format, Format::Dmesg | Format::Syslog | Format::Journal | Format::JournalJson | Format::BugReport));
+    let tl = timeline::build(&mut inputs, &opts.time);
+    let incidents = incidents::build(&tl.events, &k.rules, &k.catalog, kernel_inputs);
+    Analysis { inputs, warnings, events: tl.events, notes: tl.notes, incidents, identities: tl.identities }
+}

@@ -1,0 +1,212 @@
+//! The `faultline` command line: a thin layer over the library.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use faultline::{report, Knowledge, Options};
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "faultline", version, about = "Offline forensics for GPU incidents: kernel, driver and job logs in, evidence-backed root cause out")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Analyze one incident: files, folders, archives, or - (stdin). `PATH@HOST` names the host of an input.
+    Analyze(AnalyzeArgs),
+    /// Print the merged, aligned timeline of relevant events.
+    Timeline(AnalyzeArgs),
+    /// Explain an Xid/SXid code or an event kind: `explain xid 79`, `explain sxid 20034`, `explain kind fell_off_bus`.
+    Explain {
+        /// `xid`, `sxid`, `kind`, or a kind name.
+        what: String,
+        /// The code or kind name.
+        code: Option<String>,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum OutFormat {
+    Text,
+    Json,
+    Markdown,
+}
+
+#[derive(Args)]
+struct AnalyzeArgs {
+    /// Inputs.
+    #[arg(required = true)]
+    paths: Vec<String>,
+    /// Output format (text on a terminal, JSON otherwise).
+    #[arg(long, value_enum)]
+    format: Option<OutFormat>,
+    /// Write the report to FILE (atomically; never over an input).
+    #[arg(short, long)]
+    output: Option<String>,
+    /// Year for syslog stamps that carry none.
+    #[arg(long)]
+    year: Option<i32>,
+    /// Zone for stamps that carry none: `UTC`, `+08:00`, `-0500`.
+    #[arg(long)]
+    tz: Option<String>,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// No progress or notes on stderr.
+    #[arg(long)]
+    quiet: bool,
+    /// Extra recognizers, rules or catalog entries (TOML); may be repeated.
+    #[arg(long = "rules")]
+    rules: Vec<String>,
+    /// Exit with status 1 when an incident has one of these root-cause layers (comma list).
+    #[arg(long = "fail-on", value_delimiter = ',')]
+    fail_on: Vec<String>,
+    /// Cap on decompressed bytes per archive member or compressed file.
+    #[arg(long, default_value_t = 4 << 30)]
+    max_member_bytes: u64,
+    /// Cap on decompressed bytes in total.
+    #[arg(long, default_value_t = 64 << 30)]
+    max_total_bytes: u64,
+    /// Cap on the decompression ratio.
+    #[arg(long, default_value_t = 1000)]
+    max_ratio: u64,
+    /// Cap on container nesting.
+    #[arg(long, default_value_t = 4)]
+    max_depth: u32,
+}
+
+fn parse_tz(s: &str) -> Option<i32> {
+    match s {
+        "UTC" | "utc" | "Z" | "GMT" => Some(0),
+        _ => faultline::formats::time::zone(s.as_bytes()).filter(|(_, n)| *n == s.len()).map(|(o, _)| o),
+    }
+}
+
+fn write_output(path: Option<&str>, text: &str, inputs: &[String]) -> std::io::Result<()> {
+    match path {
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())?;
+            out.flush()
+        }
+        Some(p) => {
+            let target = std::path::Path::new(p);
+            if let Ok(t) = target.canonicalize() {
+                for i in inputs {
+                    let (ip, _) = faultline::input::split_host(i);
+                    if std::path::Path::new(&ip).canonicalize().ok().is_some_and(|c| t.starts_with(&c) || c == t) {
+                        return Err(std::io::Error::other(format!("refusing to write over an input: {p}")));
+                    }
+                }
+            }
+            let dir = target.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+            let tmp = dir.join(format!(".{}.faultline-tmp-{}", target.file_name().and_then(|n| n.to_str()).unwrap_or("report"), std::process::id()));
+            std::fs::write(&tmp, text)?;
+            std::fs::rename(&tmp, target)
+        }
+    }
+}
+
+fn run_analyze(a: AnalyzeArgs, timeline_only: bool) -> ExitCode {
+    if let Some(j) = a.jobs {
+        let _ = rayon::ThreadPoolBuilder::new().num_threads(j.max(1)).build_global();
+    }
+    let tz_offset = match a.tz.as_deref().map(parse_tz) {
+        Some(None) => {
+            eprintln!("faultline: --tz: expected UTC or an offset such as +08:00");
+            return ExitCode::from(2);
+        }
+        Some(Some(o)) => Some(o),
+        None => None,
+    };
+    let mut fail_on = Vec::new();
+    for l in &a.fail_on {
+        match faultline::model::Layer::parse(l.trim()) {
+            Some(x) => fail_on.push(x),
+            None => {
+                eprintln!("faultline: --fail-on: unknown layer `{l}`");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let mut rule_texts = Vec::new();
+    for f in &a.rules {
+        match std::fs::read_to_string(f) {
+            Ok(t) => rule_texts.push(t),
+            Err(e) => {
+                eprintln!("faultline: --rules {f}: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let knowledge = match Knowledge::load(&rule_texts) {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("faultline: rules: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let opts = Options {
+        paths: a.paths.clone(),
+        rule_files: a.rules.clone(),
+        time: faultline::timeline::TimeOptions { year: a.year, tz_offset, now: chrono::Utc::now().timestamp() },
+        limits: faultline::input::Limits { max_member_bytes: a.max_member_bytes, max_total_bytes: a.max_total_bytes, max_ratio: a.max_ratio, max_depth: a.max_depth },
+        parallel_chunks: true,
+    };
+    let analysis = faultline::analyze(&opts, &knowledge);
+    if !a.quiet {
+        for w in &analysis.warnings {
+            eprintln!("faultline: warning: {w}");
+        }
+    }
+    if analysis.nothing_read() {
+        eprintln!("faultline: no input could be read");
+        return ExitCode::from(2);
+    }
+    let rep = report::json::build(&analysis, &knowledge.catalog);
+    let format = a.format.unwrap_or(if std::io::stdout().is_terminal() && a.output.is_none() { OutFormat::Text } else { OutFormat::Json });
+    let text = match (format, timeline_only) {
+        (OutFormat::Json, false) => report::json::to_string(&rep),
+        (OutFormat::Json, true) => {
+            let mut s = serde_json::to_string_pretty(&rep.events).unwrap_or_default();
+            s.push('\n');
+            s
+        }
+        (OutFormat::Markdown, _) => report::markdown::render(&rep),
+        (OutFormat::Text, true) => report::text::render_timeline(&rep),
+        (OutFormat::Text, false) => report::text::render(&rep),
+    };
+    if let Err(e) = write_output(a.output.as_deref(), &text, &a.paths) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("faultline: cannot write the report: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    if !fail_on.is_empty() && analysis.incidents.iter().any(|i| fail_on.contains(&i.layer)) {
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Analyze(a) => run_analyze(a, false),
+        Command::Timeline(a) => run_analyze(a, true),
+        Command::Explain { what, code } => {
+            let catalog = faultline::catalog::Catalog::builtin();
+            match faultline::explain::explain(&catalog, &what, code.as_deref()) {
+                Some(t) => {
+                    print!("{t}");
+                    ExitCode::SUCCESS
+                }
+                None => {
+                    eprintln!("faultline: nothing known about `{what}{}`", code.map(|c| format!(" {c}")).unwrap_or_default());
+                    ExitCode::from(2)
+                }
+            }
+        }
+    }
+}

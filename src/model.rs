@@ -1,0 +1,192 @@
+//! Core value types shared by every pipeline stage: layers, severities, time stamps and events.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The root-cause layers of the public contract.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Layer {
+    /// GPU off the bus, PCIe link/AER, power delivery, board faults.
+    Hardware,
+    /// Thermal or power slowdown/shutdown.
+    ThermalPower,
+    /// ECC, row remapping, retired pages.
+    GpuMemory,
+    /// NVLink, NVSwitch, fabric manager.
+    Interconnect,
+    /// Driver/library mismatch, GSP/firmware, driver bugs.
+    DriverStack,
+    /// User-code faults: CUDA OOM, illegal address, host OOM of the job.
+    Application,
+    /// InfiniBand/RoCE/Ethernet, NCCL transport, storage.
+    NetworkStorage,
+    /// Preemption, eviction, scheduler kills, maintenance.
+    Platform,
+    /// Only consequences were seen.
+    Unknown,
+    /// Nothing is wrong.
+    None,
+}
+
+impl Layer {
+    /// The contract's spelling of the layer.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Layer::Hardware => "hardware",
+            Layer::ThermalPower => "thermal_power",
+            Layer::GpuMemory => "gpu_memory",
+            Layer::Interconnect => "interconnect",
+            Layer::DriverStack => "driver_stack",
+            Layer::Application => "application",
+            Layer::NetworkStorage => "network_storage",
+            Layer::Platform => "platform",
+            Layer::Unknown => "unknown",
+            Layer::None => "none",
+        }
+    }
+
+    /// Parses a layer name as written in the contract.
+    pub fn parse(s: &str) -> Option<Layer> {
+        Some(match s {
+            "hardware" => Layer::Hardware,
+            "thermal_power" => Layer::ThermalPower,
+            "gpu_memory" => Layer::GpuMemory,
+            "interconnect" => Layer::Interconnect,
+            "driver_stack" => Layer::DriverStack,
+            "application" => Layer::Application,
+            "network_storage" => Layer::NetworkStorage,
+            "platform" => Layer::Platform,
+            "unknown" => Layer::Unknown,
+            "none" => Layer::None,
+            _ => return None,
+        })
+    }
+}
+
+/// How bad one event is on its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Context only (driver loads, checkpoints).
+    Info,
+    /// Degradation or a precursor.
+    Warning,
+    /// A failure of one job or process.
+    Error,
+    /// A failure of a GPU, link or node.
+    Critical,
+}
+
+impl Severity {
+    /// The contract's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+            Severity::Critical => "critical",
+        }
+    }
+}
+
+/// How much an event's time can be trusted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimeQuality {
+    /// The line carries a wall time with its zone.
+    Exact,
+    /// Uptime converted with a boot-time anchor found in the inputs.
+    Aligned,
+    /// No zone, no year, or borrowed from a neighbouring line.
+    Estimated,
+    /// No time at all.
+    None,
+}
+
+impl TimeQuality {
+    /// The contract's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TimeQuality::Exact => "exact",
+            TimeQuality::Aligned => "aligned",
+            TimeQuality::Estimated => "estimated",
+            TimeQuality::None => "none",
+        }
+    }
+}
+
+/// A wall-clock reading as printed in a line, before year and zone are settled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WallStamp {
+    /// Seconds since the Unix epoch of the printed fields read as UTC (year 2000 when the year is missing).
+    pub naive_secs: i64,
+    /// Microseconds within the second.
+    pub micros: u32,
+    /// UTC offset in seconds when the line carries a zone.
+    pub offset: Option<i32>,
+    /// False when the line carries no year (RFC3164 syslog, journal short).
+    pub has_year: bool,
+}
+
+/// The time fields a format parser took from one line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LineStamp {
+    /// The wall-clock part, when printed.
+    pub wall: Option<WallStamp>,
+    /// Kernel uptime (printk clock) in microseconds, when printed.
+    pub mono_us: Option<u64>,
+}
+
+impl LineStamp {
+    /// True when neither a wall time nor an uptime was found.
+    pub fn is_empty(&self) -> bool {
+        self.wall.is_none() && self.mono_us.is_none()
+    }
+}
+
+/// Where an event came from: the input path and the 1-based line.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SourceRef {
+    /// Input path as given, or `archive!member`.
+    pub path: String,
+    /// 1-based line in the (decompressed) input.
+    pub line: u64,
+}
+
+/// One recognized event, as it leaves the scanner (times not yet aligned).
+#[derive(Clone, Debug)]
+pub struct RawEvent {
+    /// Index of the input in the analysis.
+    pub input: usize,
+    /// 1-based line of the record's first line.
+    pub line: u64,
+    /// Event kind (contract list, extendable).
+    pub kind: String,
+    /// Xid/SXid code and the like.
+    pub code: Option<i64>,
+    /// Normalized PCI bus id, or an index/UUID.
+    pub gpu: Option<String>,
+    /// Job rank, when the line tells it.
+    pub rank: Option<i64>,
+    /// Host named by the line itself.
+    pub host: Option<String>,
+    /// Layer this event points at on its own.
+    pub layer: Layer,
+    /// Severity on its own.
+    pub severity: Severity,
+    /// The verbatim record (lossy UTF-8; several lines joined by `\n`).
+    pub message: String,
+    /// The message part after the container prefix, used for matching duplicates.
+    pub body: String,
+    /// Time fields from the line (or borrowed from a neighbour when `borrowed_time`).
+    pub stamp: LineStamp,
+    /// The stamp was taken from a neighbouring line.
+    pub borrowed_time: bool,
+    /// Boot segment within the input (increments when uptime goes backwards).
+    pub boot: u32,
+    /// The recognizer that produced the event.
+    pub recognizer: String,
+    /// Structured details (pid, process, versions, peers, ...).
+    pub attrs: BTreeMap<String, String>,
+}

@@ -1,0 +1,281 @@
+//! Per-input processing: decode oddities (UTF-16, NUL bytes), detect the format, scan with the
+//! recognizers, read block formats (bug reports, nvidia-smi dumps, dcgmi tables), and classify
+//! every draft with the catalog.
+
+use crate::catalog::Catalog;
+use crate::events::RecognizerSet;
+use crate::formats::{self, bug_report, dcgmi, nvidia_smi, Format};
+use crate::input::Input;
+use crate::model::{LineStamp, RawEvent, Severity};
+use crate::scan::{self, Located, ScanOutput};
+use std::collections::BTreeMap;
+
+/// A GPU as an inventory source describes it.
+#[derive(Clone, Debug, Default)]
+pub struct GpuRecord {
+    /// Host.
+    pub host: Option<String>,
+    /// Normalized bus id.
+    pub bus_id: Option<String>,
+    /// UUID.
+    pub uuid: Option<String>,
+    /// Board serial.
+    pub serial: Option<String>,
+    /// Product name.
+    pub name: Option<String>,
+    /// VBIOS version.
+    pub vbios: Option<String>,
+    /// Counters and state as read.
+    pub state: BTreeMap<String, String>,
+}
+
+/// Everything one input contributed.
+pub struct InputResult {
+    /// Index in the analysis.
+    pub index: usize,
+    /// Path as shown.
+    pub path: String,
+    /// Detected format.
+    pub format: Format,
+    /// Host of the input (hint, bundle or most common line host).
+    pub host: Option<String>,
+    /// Bytes read (decompressed size for containers).
+    pub bytes: u64,
+    /// Lines counted.
+    pub lines: u64,
+    /// Lines understood.
+    pub lines_recognized: u64,
+    /// Warnings.
+    pub warnings: Vec<String>,
+    /// Events.
+    pub events: Vec<RawEvent>,
+    /// Attachments (rank maps, GPU identities, watchdog progress).
+    pub attachments: Vec<RawEvent>,
+    /// Lines where a boot starts.
+    pub boot_lines: Vec<u64>,
+    /// File modification time.
+    pub mtime: Option<i64>,
+    /// Bug report metadata.
+    pub bundle: Option<bug_report::BundleInfo>,
+    /// Driver version from an nvidia-smi dump.
+    pub smi_driver: Option<String>,
+    /// CUDA version from an nvidia-smi dump.
+    pub smi_cuda: Option<String>,
+    /// GPUs described by nvidia-smi dumps.
+    pub gpus: Vec<GpuRecord>,
+}
+
+fn decode_utf16(b: &[u8]) -> Option<Vec<u8>> {
+    let (le, body) = if b.starts_with(&[0xff, 0xfe]) {
+        (true, &b[2..])
+    } else if b.starts_with(&[0xfe, 0xff]) {
+        (false, &b[2..])
+    } else {
+        return None;
+    };
+    let units: Vec<u16> = body.chunks_exact(2).map(|c| if le { u16::from_le_bytes([c[0], c[1]]) } else { u16::from_be_bytes([c[0], c[1]]) }).collect();
+    Some(String::from_utf16_lossy(&units).into_bytes())
+}
+
+fn to_raw(index: usize, loc: Located, catalog: &Catalog) -> RawEvent {
+    let d = loc.draft;
+    let (layer, severity) = catalog.classify(&d.kind, d.code);
+    RawEvent {
+        input: index,
+        line: loc.line,
+        layer: d.layer.unwrap_or(layer),
+        severity: d.severity.unwrap_or(severity),
+        kind: d.kind,
+        code: d.code,
+        gpu: d.gpu,
+        rank: d.rank,
+        host: loc.host,
+        message: loc.message,
+        body: loc.body,
+        stamp: loc.stamp,
+        borrowed_time: loc.borrowed,
+        boot: 0,
+        recognizer: d.recognizer,
+        attrs: d.attrs,
+    }
+}
+
+/// Processes one input.
+pub fn process(index: usize, input: Input, set: &RecognizerSet, catalog: &Catalog, parallel: bool) -> InputResult {
+    let mut warnings: Vec<String> = input.warnings.iter().map(|w| w.to_string()).collect();
+    let utf16 = decode_utf16(&input.bytes);
+    if utf16.is_some() {
+        warnings.push("UTF-16 text: decoded to UTF-8 before scanning".to_string());
+    }
+    let buf: &[u8] = utf16.as_deref().unwrap_or(&input.bytes);
+    let head = &buf[..buf.len().min(64 * 1024)];
+    if let Some(p) = memchr::memchr(0, head) {
+        let nuls = bytecount::count(head, 0);
+        warnings.push(format!("binary content: NUL byte at offset {p} ({nuls} in the first {} bytes); scanned as text", head.len()));
+    } else if std::str::from_utf8(head).is_err() && utf16.is_none() {
+        let bad = std::str::from_utf8(head).err().map_or(0, |e| e.valid_up_to());
+        warnings.push(format!("invalid UTF-8 at offset {bad}; read as lossy text"));
+    }
+    let mut format = formats::detect(head);
+    let mut out: ScanOutput;
+    let mut bundle = None;
+    let mut gpus = Vec::new();
+    let mut smi_driver = None;
+    let mut smi_cuda = None;
+    let mut extra: Vec<RawEvent> = Vec::new();
+    match format {
+        Format::JournalJson => out = scan::journal_json::scan(buf, set),
+        Format::NvidiaSmi => {
+            out = scan::scan_buffer(buf, set, parallel);
+            let text = String::from_utf8_lossy(buf);
+            let dump = nvidia_smi::parse(&text);
+            out.recognized = out.recognized.max(dump.recognized).min(out.lines);
+            let lines: Vec<&str> = text.lines().collect();
+            smi_events(index, &dump, &lines, 0, dump.stamp, None, catalog, &mut extra);
+            smi_driver = dump.driver.clone();
+            smi_cuda = dump.cuda.clone();
+            gpus.extend(smi_gpus(&dump, None));
+        }
+        Format::Dcgmi => {
+            out = scan::scan_buffer(buf, set, parallel);
+            let text = String::from_utf8_lossy(buf);
+            let (evs, rows) = dcgmi::events(&text);
+            out.recognized = out.recognized.max(rows).min(out.lines);
+            for e in evs {
+                let (layer, _) = catalog.classify(e.kind, None);
+                extra.push(RawEvent {
+                    input: index,
+                    line: e.line as u64 + 1,
+                    kind: e.kind.to_string(),
+                    code: None,
+                    gpu: e.gpu_index.clone(),
+                    rank: None,
+                    host: None,
+                    layer,
+                    severity: e.severity,
+                    message: text.lines().nth(e.line).unwrap_or("").to_string(),
+                    body: e.attrs.get("result").cloned().unwrap_or_default(),
+                    stamp: LineStamp::default(),
+                    borrowed_time: false,
+                    boot: 0,
+                    recognizer: "dcgmi-diag".into(),
+                    attrs: e.attrs,
+                });
+            }
+        }
+        Format::BugReport => {
+            out = scan::scan_buffer(buf, set, parallel);
+            let text = String::from_utf8_lossy(buf);
+            let info = bug_report::parse(&text);
+            let lines: Vec<&str> = text.lines().collect();
+            for (s, e) in bug_report::smi_sections(&info) {
+                let body = lines[s.min(lines.len())..e.min(lines.len())].join("\n");
+                let dump = nvidia_smi::parse(&body);
+                let stamp = if dump.stamp.wall.is_some() { dump.stamp } else { LineStamp { wall: info.captured, mono_us: None } };
+                smi_events(index, &dump, &lines[s.min(lines.len())..], s, stamp, info.host.clone(), catalog, &mut extra);
+                smi_driver = smi_driver.or(dump.driver.clone());
+                smi_cuda = smi_cuda.or(dump.cuda.clone());
+                gpus.extend(smi_gpus(&dump, info.host.clone()));
+            }
+            out.recognized = out.lines;
+            bundle = Some(info);
+        }
+        _ => out = scan::scan_buffer(buf, set, parallel),
+    }
+    if out.long_lines > 0 {
+        warnings.push(format!("{} line(s) longer than {} bytes: cut for recognizers, still searched for anchors", out.long_lines, scan::MAX_RECORD_BYTES));
+    }
+    if format == Format::Unknown && !out.events.is_empty() {
+        // a file of other text that still carries job or kernel lines
+        let job = out.events.iter().any(|e| matches!(e.draft.kind.as_str(), "nccl_timeout" | "nccl_error" | "cuda_oom" | "process_exit" | "cuda_error"));
+        if job {
+            format = Format::Trainer;
+        }
+    }
+    let mut events: Vec<RawEvent> = out.events.into_iter().map(|l| to_raw(index, l, catalog)).collect();
+    events.extend(extra);
+    events.sort_by_key(|e| e.line);
+    let attachments = out.attachments.into_iter().map(|l| to_raw(index, l, catalog)).collect();
+    let host = input
+        .host_hint
+        .clone()
+        .or_else(|| bundle.as_ref().and_then(|b: &bug_report::BundleInfo| b.host.clone()))
+        .or_else(|| most_common_host(&events));
+    InputResult {
+        index,
+        path: input.path,
+        format,
+        host,
+        bytes: buf.len() as u64,
+        lines: out.lines,
+        lines_recognized: out.recognized,
+        warnings,
+        events,
+        attachments,
+        boot_lines: out.boot_lines,
+        mtime: input.mtime,
+        bundle,
+        smi_driver,
+        smi_cuda,
+        gpus,
+    }
+}
+
+fn most_common_host(events: &[RawEvent]) -> Option<String> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for e in events {
+        if let Some(h) = &e.host {
+            *counts.entry(h.as_str()).or_default() += 1;
+        }
+    }
+    counts.into_iter().max_by_key(|(h, c)| (*c, std::cmp::Reverse(*h))).map(|(h, _)| h.to_string())
+}
+
+fn smi_gpus(dump: &nvidia_smi::SmiDump, host: Option<String>) -> Vec<GpuRecord> {
+    dump.gpus
+        .iter()
+        .map(|g| {
+            let f = |k: &str| g.fields.get(k).filter(|v| *v != "N/A").cloned();
+            GpuRecord {
+                host: host.clone(),
+                bus_id: g.bus_id.clone(),
+                uuid: f("GPU UUID"),
+                serial: f("Serial Number"),
+                name: f("Product Name"),
+                vbios: f("VBIOS Version"),
+                state: g
+                    .fields
+                    .iter()
+                    .filter(|(k, _)| k.starts_with("ECC Errors") || k.starts_with("Remapped Rows") || k.starts_with("Retired Pages") || k.contains("Slowdown") || k.contains("Power Brake") || k.starts_with("GPU Recovery Action") || k.starts_with("GPU Reset Status"))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn smi_events(index: usize, dump: &nvidia_smi::SmiDump, lines: &[&str], line_base: usize, stamp: LineStamp, host: Option<String>, catalog: &Catalog, out: &mut Vec<RawEvent>) {
+    for e in &dump.events {
+        let (layer, _) = catalog.classify(e.kind, None);
+        let reason = e.attrs.get("reason").cloned().unwrap_or_default();
+        out.push(RawEvent {
+            input: index,
+            line: (line_base + e.line) as u64 + 1,
+            kind: e.kind.to_string(),
+            code: None,
+            gpu: e.gpu.clone(),
+            rank: None,
+            host: host.clone(),
+            layer,
+            severity: if e.severity == Severity::Info { Severity::Warning } else { e.severity },
+            message: lines.get(e.line).map_or_else(|| reason.clone(), |l| l.to_string()),
+            body: reason,
+            stamp,
+            borrowed_time: false,
+            boot: 0,
+            recognizer: "nvidia-smi-q".into(),
+            attrs: e.attrs.clone(),
+        });
+    }
+}

@@ -1,0 +1,410 @@
+//! The v1 JSON report (`faultline/report/v1`), field for field as in CONTRACT.md, plus optional
+//! extras (`details`, `uptime_s`, `also_seen`, `consequences`, `missing_data`).
+
+use super::iso_us;
+use crate::catalog::Catalog;
+use crate::timeline::Event;
+use crate::Analysis;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Tool identity.
+#[derive(Serialize, Clone, Debug)]
+pub struct Tool {
+    /// Always `faultline`.
+    pub name: &'static str,
+    /// Crate version.
+    pub version: &'static str,
+}
+
+/// One input.
+#[derive(Serialize, Clone, Debug)]
+pub struct InputJson {
+    /// Path as given, or `archive!member`.
+    pub path: String,
+    /// Detected format.
+    pub format: &'static str,
+    /// Host.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// Bytes read.
+    pub bytes: u64,
+    /// Lines.
+    pub lines: u64,
+    /// Lines understood.
+    pub lines_recognized: u64,
+    /// Events found.
+    pub events: usize,
+    /// Warnings.
+    pub warnings: Vec<String>,
+}
+
+/// Evidence location.
+#[derive(Serialize, Clone, Debug)]
+pub struct SourceJson {
+    /// Path.
+    pub path: String,
+    /// 1-based line.
+    pub line: u64,
+}
+
+/// One event.
+#[derive(Serialize, Clone, Debug)]
+pub struct EventJson {
+    /// Id.
+    pub id: String,
+    /// UTC time or null.
+    pub time: Option<String>,
+    /// exact | aligned | estimated | none.
+    pub time_quality: &'static str,
+    /// Host.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// Evidence.
+    pub source: SourceJson,
+    /// Kind.
+    pub kind: String,
+    /// Code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<i64>,
+    /// GPU.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<String>,
+    /// GPU UUID.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_uuid: Option<String>,
+    /// Rank.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rank: Option<i64>,
+    /// Layer.
+    pub layer: &'static str,
+    /// Severity.
+    pub severity: &'static str,
+    /// Short meaning.
+    pub title: String,
+    /// Verbatim line(s).
+    pub message: String,
+    /// Kernel uptime in seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uptime_s: Option<f64>,
+    /// Details.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub details: BTreeMap<String, String>,
+    /// Other places the same event was seen.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub also_seen: Vec<SourceJson>,
+}
+
+/// Root cause of an incident.
+#[derive(Serialize, Clone, Debug)]
+pub struct RootCauseJson {
+    /// Layer.
+    pub layer: &'static str,
+    /// Confidence 0..1.
+    pub confidence: f64,
+    /// Summary.
+    pub summary: String,
+    /// Evidence event ids.
+    pub evidence: Vec<String>,
+    /// vendor | operator | user.
+    pub responsibility: String,
+    /// Rule id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+}
+
+/// A runner-up.
+#[derive(Serialize, Clone, Debug)]
+pub struct AlternativeJson {
+    /// Layer.
+    pub layer: &'static str,
+    /// Confidence.
+    pub confidence: f64,
+    /// Why.
+    pub summary: String,
+}
+
+/// One incident.
+#[derive(Serialize, Clone, Debug)]
+pub struct IncidentJson {
+    /// Id.
+    pub id: String,
+    /// First event time.
+    pub start: Option<String>,
+    /// Last event time.
+    pub end: Option<String>,
+    /// failure | slowdown.
+    pub kind: &'static str,
+    /// Hosts.
+    pub hosts: Vec<String>,
+    /// GPUs.
+    pub gpus: Vec<String>,
+    /// Ranks.
+    pub ranks: Vec<i64>,
+    /// Root cause.
+    pub root_cause: RootCauseJson,
+    /// Alternatives.
+    pub alternatives: Vec<AlternativeJson>,
+    /// Actions.
+    pub actions: Vec<String>,
+    /// Events in the incident.
+    pub events: Vec<String>,
+    /// Consequence counts by kind.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub consequences: BTreeMap<String, usize>,
+    /// What data would settle the cause.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub missing_data: Vec<String>,
+}
+
+/// The verdict.
+#[derive(Serialize, Clone, Debug)]
+pub struct VerdictJson {
+    /// Top incident's layer or `none`.
+    pub root_cause_layer: &'static str,
+    /// Summary.
+    pub summary: String,
+}
+
+/// A boot of a host.
+#[derive(Serialize, Clone, Debug)]
+pub struct BootJson {
+    /// When the driver loaded (null when only uptime is known).
+    pub start: Option<String>,
+    /// Driver version loaded.
+    pub driver: Option<String>,
+    /// Evidence.
+    pub source: SourceJson,
+}
+
+/// A host.
+#[derive(Serialize, Clone, Debug)]
+pub struct HostJson {
+    /// Name.
+    pub host: String,
+    /// Kernel release.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
+    /// Driver version.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub driver: Option<String>,
+    /// Capture time of a bundle.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub captured_at: Option<String>,
+    /// Driver loads seen.
+    pub boots: Vec<BootJson>,
+    /// Gaps in coverage.
+    pub coverage_gaps: Vec<String>,
+}
+
+/// A GPU.
+#[derive(Serialize, Clone, Debug)]
+pub struct GpuJson {
+    /// Host.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// Bus id.
+    pub bus_id: String,
+    /// UUID.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uuid: Option<String>,
+    /// Serial.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub serial: Option<String>,
+    /// Product name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// VBIOS.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vbios: Option<String>,
+    /// Counters as read.
+    pub state: BTreeMap<String, String>,
+    /// Named by an incident's root cause.
+    pub suspect: bool,
+}
+
+/// The whole report.
+#[derive(Serialize, Clone, Debug)]
+pub struct Report {
+    /// `faultline/report/v1`.
+    pub schema: &'static str,
+    /// Tool.
+    pub tool: Tool,
+    /// Inputs.
+    pub inputs: Vec<InputJson>,
+    /// Events.
+    pub events: Vec<EventJson>,
+    /// Incidents.
+    pub incidents: Vec<IncidentJson>,
+    /// Verdict.
+    pub verdict: VerdictJson,
+    /// Hosts.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostJson>,
+    /// GPUs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gpus: Vec<GpuJson>,
+    /// Warnings not tied to one input, and clock notes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+fn event_json(e: &Event, catalog: &Catalog) -> EventJson {
+    EventJson {
+        id: e.id.clone(),
+        time: e.time_us.map(iso_us),
+        time_quality: e.quality.as_str(),
+        host: e.host.clone(),
+        source: SourceJson { path: e.source.path.clone(), line: e.source.line },
+        kind: e.kind.clone(),
+        code: e.code,
+        gpu: e.gpu.clone(),
+        gpu_uuid: e.gpu_uuid.clone(),
+        rank: e.rank,
+        layer: e.layer.as_str(),
+        severity: e.severity.as_str(),
+        title: catalog.title(&e.kind, e.code),
+        message: e.message.clone(),
+        uptime_s: e.uptime_us.map(|u| u as f64 / 1e6),
+        details: e.attrs.clone(),
+        also_seen: e.also_seen.iter().map(|s| SourceJson { path: s.path.clone(), line: s.line }).collect(),
+    }
+}
+
+/// Builds the report value.
+pub fn build(a: &Analysis, catalog: &Catalog) -> Report {
+    let mut per_input = vec![0usize; a.inputs.len()];
+    for e in &a.events {
+        if let Some(c) = per_input.get_mut(e.input) {
+            *c += 1;
+        }
+    }
+    let inputs = a
+        .inputs
+        .iter()
+        .map(|r| InputJson {
+            path: r.path.clone(),
+            format: r.format.as_str(),
+            host: r.host.clone(),
+            bytes: r.bytes,
+            lines: r.lines,
+            lines_recognized: r.lines_recognized,
+            events: per_input[r.index],
+            warnings: r.warnings.clone(),
+        })
+        .collect();
+    let events: Vec<EventJson> = a.events.iter().map(|e| event_json(e, catalog)).collect();
+    let mut suspects: Vec<(Option<String>, String)> = Vec::new();
+    let incidents: Vec<IncidentJson> = a
+        .incidents
+        .iter()
+        .map(|inc| {
+            let times: Vec<i64> = inc.events.iter().filter_map(|&i| a.events[i].time_us).collect();
+            if let Some(p) = inc.primary {
+                if let Some(g) = &a.events[p].gpu {
+                    suspects.push((a.events[p].host.clone(), g.clone()));
+                }
+            }
+            let slowdown = inc.events.iter().any(|&i| a.events[i].kind == "throughput_drop");
+            IncidentJson {
+                id: inc.id.clone(),
+                start: times.iter().min().copied().map(iso_us),
+                end: times.iter().max().copied().map(iso_us),
+                kind: if slowdown { "slowdown" } else { "failure" },
+                hosts: inc.hosts.clone(),
+                gpus: inc.gpus.clone(),
+                ranks: inc.ranks.clone(),
+                root_cause: RootCauseJson {
+                    layer: inc.layer.as_str(),
+                    confidence: inc.confidence,
+                    summary: inc.summary.clone(),
+                    evidence: inc.evidence.iter().map(|&i| a.events[i].id.clone()).collect(),
+                    responsibility: inc.responsibility.clone(),
+                    rule: inc.rule.clone(),
+                },
+                alternatives: inc.alternatives.iter().map(|x| AlternativeJson { layer: x.layer.as_str(), confidence: x.confidence, summary: x.summary.clone() }).collect(),
+                actions: inc.actions.clone(),
+                events: inc.events.iter().map(|&i| a.events[i].id.clone()).collect(),
+                consequences: inc.consequences.clone(),
+                missing_data: inc.missing.clone(),
+            }
+        })
+        .collect();
+    let verdict = match a.top() {
+        Some(t) => VerdictJson { root_cause_layer: t.layer.as_str(), summary: t.summary.clone() },
+        None => {
+            let read: u64 = a.inputs.iter().map(|i| i.lines).sum();
+            let summary = if read == 0 {
+                "no data: no input line could be read".to_string()
+            } else {
+                format!("no finding: {} lines in {} input(s) read, no GPU, driver, host or job fault recognized", read, a.inputs.len())
+            };
+            VerdictJson { root_cause_layer: "none", summary }
+        }
+    };
+    let hosts = hosts(a);
+    let gpus = gpus(a, &suspects);
+    let mut notes: Vec<String> = a.warnings.clone();
+    notes.extend(a.notes.iter().cloned());
+    Report { schema: "faultline/report/v1", tool: Tool { name: "faultline", version: env!("CARGO_PKG_VERSION") }, inputs, events, incidents, verdict, hosts, gpus, notes }
+}
+
+fn hosts(a: &Analysis) -> Vec<HostJson> {
+    let mut map: BTreeMap<String, HostJson> = BTreeMap::new();
+    for r in &a.inputs {
+        let Some(h) = &r.host else { continue };
+        let Some(b) = &r.bundle else { continue };
+        let e = map.entry(h.clone()).or_insert_with(|| HostJson { host: h.clone(), kernel: None, driver: None, captured_at: None, boots: vec![], coverage_gaps: vec![] });
+        e.kernel = e.kernel.clone().or(b.kernel.clone());
+        e.driver = e.driver.clone().or(b.driver.clone()).or(r.smi_driver.clone());
+        if let Some(c) = b.captured {
+            e.captured_at = Some(iso_us((c.naive_secs - c.offset.unwrap_or(0) as i64) * 1_000_000));
+        }
+        e.coverage_gaps.extend(b.coverage_gaps.iter().map(|g| format!("{}: {g}", r.path)));
+    }
+    for ev in a.events.iter().filter(|e| e.kind == "driver_load") {
+        let Some(h) = &ev.host else { continue };
+        let e = map.entry(h.clone()).or_insert_with(|| HostJson { host: h.clone(), kernel: None, driver: None, captured_at: None, boots: vec![], coverage_gaps: vec![] });
+        let v = ev.attrs.get("driver_version").cloned();
+        if e.driver.is_none() {
+            e.driver = v.clone();
+        }
+        e.boots.push(BootJson { start: ev.time_us.map(iso_us), driver: v, source: SourceJson { path: ev.source.path.clone(), line: ev.source.line } });
+    }
+    map.into_values().collect()
+}
+
+fn gpus(a: &Analysis, suspects: &[(Option<String>, String)]) -> Vec<GpuJson> {
+    let mut map: BTreeMap<(Option<String>, String), GpuJson> = BTreeMap::new();
+    for r in &a.inputs {
+        for g in &r.gpus {
+            let Some(b) = &g.bus_id else { continue };
+            let host = g.host.clone().or_else(|| r.host.clone());
+            let e = map.entry((host.clone(), b.clone())).or_insert_with(|| GpuJson { host, bus_id: b.clone(), uuid: None, serial: None, name: None, vbios: None, state: BTreeMap::new(), suspect: false });
+            e.uuid = e.uuid.clone().or(g.uuid.clone());
+            e.serial = e.serial.clone().or(g.serial.clone());
+            e.name = e.name.clone().or(g.name.clone());
+            e.vbios = e.vbios.clone().or(g.vbios.clone());
+            e.state.extend(g.state.clone());
+        }
+    }
+    for ((h, b), (uuid, serial)) in &a.identities {
+        let host = (!h.is_empty()).then(|| h.clone());
+        let e = map.entry((host.clone(), b.clone())).or_insert_with(|| GpuJson { host, bus_id: b.clone(), uuid: None, serial: None, name: None, vbios: None, state: BTreeMap::new(), suspect: false });
+        e.uuid = e.uuid.clone().or(uuid.clone());
+        e.serial = e.serial.clone().or(serial.clone());
+    }
+    for (h, g) in suspects {
+        if let Some(e) = map.get_mut(&(h.clone(), g.clone())) {
+            e.suspect = true;
+        }
+    }
+    map.into_values().collect()
+}
+
+/// Serializes the report as pretty JSON with a final newline.
+pub fn to_string(r: &Report) -> String {
+    let mut s = serde_json::to_string_pretty(r).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
+    s.push('\n');
+    s
+}

@@ -1,0 +1,137 @@
+//! The terminal report: inputs with line accounting, the timeline of relevant events, the
+//! incidents with their verdict and evidence, and the GPU inventory.
+
+use super::json::Report;
+use std::fmt::Write;
+
+/// Most timeline rows shown before eliding (the JSON keeps all).
+pub const MAX_TIMELINE_ROWS: usize = 60;
+
+fn short_time(t: &Option<String>) -> String {
+    t.as_deref().map_or_else(|| "(no time)".to_string(), |s| s.replace('T', " ").trim_end_matches('Z').chars().take(23).collect())
+}
+
+/// Renders the report for a terminal.
+pub fn render(r: &Report) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "faultline {} — verdict: {}", r.tool.version, r.verdict.root_cause_layer.to_uppercase());
+    let _ = writeln!(o, "{}", r.verdict.summary);
+    let _ = writeln!(o);
+    let _ = writeln!(o, "Inputs ({}):", r.inputs.len());
+    for i in &r.inputs {
+        let _ = writeln!(
+            o,
+            "  {:<14} {:>9} lines {:>9} recognized {:>5} events  {}{}",
+            i.format,
+            i.lines,
+            i.lines_recognized,
+            i.events,
+            i.path,
+            i.host.as_ref().map(|h| format!("  [{h}]")).unwrap_or_default()
+        );
+        for w in &i.warnings {
+            let _ = writeln!(o, "      warning: {w}");
+        }
+    }
+    for n in &r.notes {
+        let _ = writeln!(o, "  note: {n}");
+    }
+    let _ = writeln!(o);
+    let relevant: Vec<_> = r.events.iter().filter(|e| e.severity != "info").collect();
+    let _ = writeln!(o, "Timeline ({} events, {} relevant):", r.events.len(), relevant.len());
+    for e in relevant.iter().take(MAX_TIMELINE_ROWS) {
+        let what = match e.code {
+            Some(c) => format!("{} {}", e.kind, c),
+            None => e.kind.clone(),
+        };
+        let _ = writeln!(
+            o,
+            "  {:<4} {:<23} {:<9} {:<16} {:<14} {:<18} {}",
+            e.id,
+            short_time(&e.time),
+            e.time_quality,
+            e.host.as_deref().unwrap_or("-"),
+            e.gpu.as_deref().unwrap_or("-"),
+            what,
+            e.title
+        );
+    }
+    if relevant.len() > MAX_TIMELINE_ROWS {
+        let _ = writeln!(o, "  … {} more (use --format json for all)", relevant.len() - MAX_TIMELINE_ROWS);
+    }
+    let _ = writeln!(o);
+    if r.incidents.is_empty() {
+        let _ = writeln!(o, "Incidents: none");
+    }
+    for inc in &r.incidents {
+        let _ = writeln!(
+            o,
+            "Incident {} [{} → {}]  layer {}  confidence {:.2}  who acts: {}",
+            inc.id,
+            short_time(&inc.start),
+            short_time(&inc.end),
+            inc.root_cause.layer,
+            inc.root_cause.confidence,
+            inc.root_cause.responsibility
+        );
+        let _ = writeln!(o, "  {}", inc.root_cause.summary);
+        if !inc.hosts.is_empty() {
+            let _ = writeln!(o, "  hosts: {}   gpus: {}", inc.hosts.join(", "), if inc.gpus.is_empty() { "-".into() } else { inc.gpus.join(", ") });
+        }
+        let _ = writeln!(o, "  evidence:");
+        for id in inc.root_cause.evidence.iter().take(8) {
+            if let Some(e) = r.events.iter().find(|e| &e.id == id) {
+                let first = e.message.lines().next().unwrap_or("");
+                let _ = writeln!(o, "    {}:{}  {}", e.source.path, e.source.line, first.chars().take(200).collect::<String>());
+            }
+        }
+        for a in &inc.alternatives {
+            let _ = writeln!(o, "  alternative: {} ({:.2}) {}", a.layer, a.confidence, a.summary);
+        }
+        for m in &inc.missing_data {
+            let _ = writeln!(o, "  missing: {m}");
+        }
+        let _ = writeln!(o, "  actions:");
+        for a in &inc.actions {
+            let _ = writeln!(o, "    - {a}");
+        }
+        let _ = writeln!(o);
+    }
+    if !r.gpus.is_empty() {
+        let _ = writeln!(o, "GPUs:");
+        for g in &r.gpus {
+            let _ = writeln!(
+                o,
+                "  {} {:<14} {:<16} {:<40} {}",
+                if g.suspect { "*" } else { " " },
+                g.bus_id,
+                g.host.as_deref().unwrap_or("-"),
+                g.uuid.as_deref().unwrap_or("-"),
+                g.name.as_deref().or(g.serial.as_deref()).unwrap_or("")
+            );
+        }
+    }
+    o
+}
+
+/// Renders only the timeline (every event, info included).
+pub fn render_timeline(r: &Report) -> String {
+    let mut o = String::new();
+    for e in &r.events {
+        let what = e.code.map_or_else(|| e.kind.clone(), |c| format!("{} {c}", e.kind));
+        let _ = writeln!(
+            o,
+            "{:<23} {:<9} {:<16} {:<14} {:<18} {:<8} {}:{}  {}",
+            short_time(&e.time),
+            e.time_quality,
+            e.host.as_deref().unwrap_or("-"),
+            e.gpu.as_deref().unwrap_or("-"),
+            what,
+            e.severity,
+            e.source.path,
+            e.source.line,
+            e.title
+        );
+    }
+    o
+}

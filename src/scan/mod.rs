@@ -1,0 +1,352 @@
+//! The per-byte stage: split a buffer into newline-aligned chunks, count lines, find candidate
+//! lines with the anchor automaton, and run the owning recognizers on those lines only.
+
+pub mod journal_json;
+
+use crate::events::{Draft, Record, RecognizerSet};
+use crate::formats::{parse_head, Shape};
+use crate::model::LineStamp;
+use rayon::prelude::*;
+
+/// Lines longer than this are cut for recognizers (the whole line is still searched for anchors).
+pub const MAX_RECORD_BYTES: usize = 64 * 1024;
+/// Verbatim evidence is kept up to this many bytes per line.
+pub const MAX_MESSAGE_BYTES: usize = 4096;
+/// Chunk size for parallel scanning of one buffer.
+pub const CHUNK_BYTES: usize = 8 << 20;
+
+/// A draft located in its input, with its time fields and verbatim text.
+#[derive(Clone, Debug)]
+pub struct Located {
+    /// 1-based line of the record's first line.
+    pub line: u64,
+    /// The recognizer's output.
+    pub draft: Draft,
+    /// Time fields of the line, or of a neighbour (`borrowed`).
+    pub stamp: LineStamp,
+    /// The stamp came from a neighbouring line.
+    pub borrowed: bool,
+    /// Host named by the line prefix (or the neighbour that lent the time).
+    pub host: Option<String>,
+    /// Verbatim record.
+    pub message: String,
+    /// Message after the prefix.
+    pub body: String,
+}
+
+/// What scanning one buffer produced.
+#[derive(Clone, Debug, Default)]
+pub struct ScanOutput {
+    /// Lines counted (`wc -l`, plus one for a final line without newline).
+    pub lines: u64,
+    /// Lines whose prefix a format reader understood, or that gave an event.
+    pub recognized: u64,
+    /// Events.
+    pub events: Vec<Located>,
+    /// Captures to merge into other events or the inventory.
+    pub attachments: Vec<Located>,
+    /// 1-based lines where a new boot starts (journal separators, uptime zero).
+    pub boot_lines: Vec<u64>,
+    /// Lines longer than [`MAX_RECORD_BYTES`].
+    pub long_lines: u64,
+    /// Count of lines per prefix shape (for format detection and reporting).
+    pub shapes: [u64; 16],
+}
+
+/// Undoes rsyslog/kmsg escapes of newlines and cuts overly long text.
+pub fn normalize_body(s: &str) -> String {
+    let s = if s.len() > MAX_RECORD_BYTES { &s[..floor_char(s, MAX_RECORD_BYTES)] } else { s };
+    if s.contains("#012") || s.contains("\\012") || s.contains("\\x0a") {
+        s.replace("#012", "\n").replace("\\012", "\n").replace("\\x0a", "\n")
+    } else {
+        s.to_string()
+    }
+}
+
+fn floor_char(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn lossy(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn trim_cr(l: &[u8]) -> &[u8] {
+    l.strip_suffix(b"\r").unwrap_or(l)
+}
+
+/// Line bounds of the line containing `pos`.
+fn line_bounds(buf: &[u8], pos: usize) -> (usize, usize) {
+    let start = memchr::memrchr(b'\n', &buf[..pos]).map_or(0, |p| p + 1);
+    let end = memchr::memchr(b'\n', &buf[pos..]).map_or(buf.len(), |p| pos + p);
+    (start, end)
+}
+
+fn prev_line(buf: &[u8], start: usize) -> Option<(usize, usize)> {
+    if start == 0 {
+        return None;
+    }
+    let end = start - 1;
+    let s = memchr::memrchr(b'\n', &buf[..end]).map_or(0, |p| p + 1);
+    Some((s, end))
+}
+
+fn next_line(buf: &[u8], end: usize) -> Option<(usize, usize)> {
+    if end >= buf.len() {
+        return None;
+    }
+    let s = end + 1;
+    if s >= buf.len() {
+        return None;
+    }
+    let e = memchr::memchr(b'\n', &buf[s..]).map_or(buf.len(), |p| s + p);
+    Some((s, e))
+}
+
+/// A continuation line of a multi-line kernel record: indented and without a prefix of its own.
+fn is_continuation(line: &[u8]) -> bool {
+    line.len() > 8 && line[..8].iter().all(|&c| c == b' ' || c == b'\t') && parse_head(line).prefix.is_none()
+}
+
+/// Scans a whole buffer; uses rayon over chunks when it is large and `parallel` is set.
+pub fn scan_buffer(buf: &[u8], set: &RecognizerSet, parallel: bool) -> ScanOutput {
+    if !parallel || buf.len() <= CHUNK_BYTES * 2 {
+        return scan_chunk(buf, 0, buf.len(), set);
+    }
+    let mut bounds = vec![0usize];
+    let mut pos = CHUNK_BYTES;
+    while pos < buf.len() {
+        match memchr::memchr(b'\n', &buf[pos..]) {
+            Some(p) => {
+                bounds.push(pos + p + 1);
+                pos = pos + p + 1 + CHUNK_BYTES;
+            }
+            None => break,
+        }
+    }
+    if *bounds.last().unwrap_or(&0) < buf.len() {
+        bounds.push(buf.len());
+    }
+    let parts: Vec<ScanOutput> = bounds.par_windows(2).map(|w| scan_chunk(buf, w[0], w[1], set)).collect();
+    let mut out = ScanOutput::default();
+    for mut p in parts {
+        let base = out.lines;
+        for e in p.events.iter_mut().chain(p.attachments.iter_mut()) {
+            e.line += base;
+        }
+        out.events.append(&mut p.events);
+        out.attachments.append(&mut p.attachments);
+        out.boot_lines.extend(p.boot_lines.iter().map(|l| l + base));
+        out.lines += p.lines;
+        out.recognized += p.recognized;
+        out.long_lines += p.long_lines;
+        for (a, b) in out.shapes.iter_mut().zip(p.shapes) {
+            *a += b;
+        }
+    }
+    out
+}
+
+/// Scans `buf[start..end]` (newline aligned); line numbers are relative to `start`.
+pub fn scan_chunk(buf: &[u8], start: usize, end: usize, set: &RecognizerSet) -> ScanOutput {
+    let mut out = ScanOutput::default();
+    let region = &buf[start..end];
+    // Pass 1: count lines and recognized prefixes without allocating.
+    let mut line_no = 0u64;
+    let mut ls = 0usize;
+    let mut prev_mono: Option<u64> = None;
+    while ls < region.len() {
+        let le = memchr::memchr(b'\n', &region[ls..]).map_or(region.len(), |p| ls + p);
+        let line = trim_cr(&region[ls..le]);
+        line_no += 1;
+        if line.len() > MAX_RECORD_BYTES {
+            out.long_lines += 1;
+        }
+        if let Some(p) = parse_head(line).prefix {
+            out.recognized += 1;
+            out.shapes[p.shape as usize] += 1;
+            if let Some(m) = p.stamp.mono_us {
+                if matches!(p.shape, Shape::DmesgRaw | Shape::Kmsg) && (m == 0 || prev_mono.is_some_and(|pm| m + 1_000_000 < pm)) {
+                    out.boot_lines.push(line_no);
+                }
+                prev_mono = Some(m);
+            }
+        } else if line.starts_with(b"-- ") && crate::formats::journal::is_boot_marker(line) {
+            out.boot_lines.push(line_no);
+            out.recognized += 1;
+        }
+        ls = le + 1;
+    }
+    out.lines = line_no;
+    // Pass 2: anchors.
+    let mut counted_to = start;
+    let mut counted_lines = 0u64;
+    let mut cur: Option<(usize, usize, Vec<usize>)> = None;
+    let mut event_lines = 0u64;
+    for m in set.automaton.find_iter(region) {
+        let pos = start + m.start();
+        if let Some((ls, le, owners)) = &mut cur {
+            if pos >= *ls && pos <= *le {
+                for &o in set.owners(m.pattern().as_usize()) {
+                    if !owners.contains(&o) {
+                        owners.push(o);
+                    }
+                }
+                continue;
+            }
+        }
+        if let Some((ls, le, owners)) = cur.take() {
+            counted_lines += bytecount::count(&buf[counted_to..ls], b'\n') as u64;
+            counted_to = ls;
+            event_lines += candidate(buf, ls, le, counted_lines + 1, &owners, set, &mut out) as u64;
+        }
+        let (ls, le) = line_bounds(buf, pos);
+        let ls = ls.max(start);
+        cur = Some((ls, le.min(end), set.owners(m.pattern().as_usize()).to_vec()));
+    }
+    if let Some((ls, le, owners)) = cur.take() {
+        counted_lines += bytecount::count(&buf[counted_to..ls], b'\n') as u64;
+        event_lines += candidate(buf, ls, le, counted_lines + 1, &owners, set, &mut out) as u64;
+    }
+    // event lines whose prefix was not understood still count as recognized
+    out.recognized = (out.recognized + event_lines).min(out.lines);
+    out
+}
+
+/// Runs recognizers on one candidate line; returns true when the line had no known prefix but gave an event.
+fn candidate(buf: &[u8], ls: usize, le: usize, line_no: u64, owners: &[usize], set: &RecognizerSet, out: &mut ScanOutput) -> bool {
+    let line = trim_cr(&buf[ls..le]);
+    // Multi-line kernel records: walk back to the record head, then forward over continuations.
+    let mut head_start = ls;
+    let mut head_line_no = line_no;
+    let mut parts: Vec<&[u8]> = vec![line];
+    if is_continuation(line) {
+        let mut s = ls;
+        for _ in 0..8 {
+            let Some((ps, pe)) = prev_line(buf, s) else { break };
+            let pl = trim_cr(&buf[ps..pe]);
+            parts.insert(0, pl);
+            head_start = ps;
+            head_line_no -= 1;
+            s = ps;
+            if !is_continuation(pl) {
+                break;
+            }
+        }
+    }
+    let mut e = le;
+    for _ in 0..8 {
+        let Some((ns, ne)) = next_line(buf, e) else { break };
+        let nl = trim_cr(&buf[ns..ne]);
+        if !is_continuation(nl) {
+            break;
+        }
+        parts.push(nl);
+        e = ne;
+    }
+    let head_line = parts[0];
+    let head = parse_head(head_line);
+    let mut body = lossy(&head_line[head.msg_start.min(head_line.len())..]);
+    for p in &parts[1..] {
+        body.push('\n');
+        body.push_str(String::from_utf8_lossy(p).trim_start());
+    }
+    let body = normalize_body(&body);
+    let mut preceding = Vec::new();
+    let mut s = head_start;
+    for _ in 0..8 {
+        let Some((ps, pe)) = prev_line(buf, s) else { break };
+        preceding.insert(0, lossy(trim_cr(&buf[ps..pe][..(pe - ps).min(MAX_MESSAGE_BYTES)])));
+        s = ps;
+    }
+    let mut following = Vec::new();
+    let mut e2 = e;
+    for _ in 0..8 {
+        let Some((ns, ne)) = next_line(buf, e2) else { break };
+        following.push(lossy(trim_cr(&buf[ns..ne][..(ne - ns).min(MAX_MESSAGE_BYTES)])));
+        e2 = ne;
+    }
+    let rec = Record { body: &body, preceding: &preceding, following: &following, rank: head.rank };
+    let mut drafts = Vec::new();
+    let mut sorted = owners.to_vec();
+    sorted.sort_unstable();
+    for o in sorted {
+        set.apply(o, &rec, &mut drafts);
+    }
+    if drafts.is_empty() {
+        return false;
+    }
+    // one event per kind per record (the first recognizer wins), attachments kept
+    let mut seen: Vec<String> = Vec::new();
+    drafts.retain(|d| {
+        if d.attach_to.is_some() {
+            return true;
+        }
+        let key = d.kind.clone();
+        if seen.contains(&key) {
+            false
+        } else {
+            seen.push(key);
+            true
+        }
+    });
+    let (stamp, borrowed, lender_host) = match head.prefix {
+        Some(p) if !p.stamp.is_empty() => (p.stamp, false, None),
+        _ => borrow_stamp(buf, head_start, e),
+    };
+    let host = head.prefix.and_then(|p| p.host).map(|h| lossy(h)).or(lender_host);
+    let mut message = String::new();
+    for (i, p) in parts.iter().enumerate() {
+        if i > 0 {
+            message.push('\n');
+        }
+        let cut = &p[..p.len().min(MAX_MESSAGE_BYTES)];
+        message.push_str(&String::from_utf8_lossy(cut));
+    }
+    let had_prefix = head.prefix.is_some();
+    for d in drafts {
+        let loc = Located {
+            line: head_line_no,
+            stamp: d.stamp.unwrap_or(stamp),
+            borrowed: d.stamp.is_none() && borrowed,
+            host: d.host.clone().or_else(|| host.clone()),
+            message: message.clone(),
+            body: body.chars().take(MAX_MESSAGE_BYTES).collect(),
+            draft: d,
+        };
+        if loc.draft.attach_to.is_some() {
+            out.attachments.push(loc);
+        } else {
+            out.events.push(loc);
+        }
+    }
+    !had_prefix
+}
+
+/// Finds the nearest line with a time: up to 256 lines back, then up to 256 lines forward.
+fn borrow_stamp(buf: &[u8], start: usize, end: usize) -> (LineStamp, bool, Option<String>) {
+    let mut s = start;
+    for _ in 0..256 {
+        let Some((ps, pe)) = prev_line(buf, s) else { break };
+        if let Some(p) = parse_head(trim_cr(&buf[ps..pe])).prefix {
+            if !p.stamp.is_empty() {
+                return (p.stamp, true, p.host.map(lossy));
+            }
+        }
+        s = ps;
+    }
+    let mut e = end;
+    for _ in 0..256 {
+        let Some((ns, ne)) = next_line(buf, e) else { break };
+        if let Some(p) = parse_head(trim_cr(&buf[ns..ne])).prefix {
+            if !p.stamp.is_empty() {
+                return (p.stamp, true, p.host.map(lossy));
+            }
+        }
+        e = ne;
+    }
+    (LineStamp::default(), false, None)
+}

@@ -1,0 +1,377 @@
+//! The timeline stage: settle every event's year, zone and clock (aligning kernel uptime to wall
+//! time with anchors found in the inputs), fill hosts and GPU identities, drop duplicates seen
+//! through two routes, and order everything.
+
+use crate::model::{Layer, RawEvent, Severity, SourceRef, TimeQuality};
+use crate::pipeline::InputResult;
+use chrono::{Datelike, TimeZone, Utc};
+use std::collections::BTreeMap;
+
+/// Options that change how times are read.
+#[derive(Clone, Debug, Default)]
+pub struct TimeOptions {
+    /// Year for stamps that carry none.
+    pub year: Option<i32>,
+    /// UTC offset (seconds) for stamps that carry no zone.
+    pub tz_offset: Option<i32>,
+    /// The moment of the analysis (an upper bound for inferred years); seconds since the epoch.
+    pub now: i64,
+}
+
+/// An event on the final timeline.
+#[derive(Clone, Debug)]
+pub struct Event {
+    /// `e1`, `e2`, … in timeline order.
+    pub id: String,
+    /// UTC microseconds since the epoch.
+    pub time_us: Option<i64>,
+    /// How far the time can be trusted.
+    pub quality: TimeQuality,
+    /// Kernel uptime in microseconds, when known.
+    pub uptime_us: Option<u64>,
+    /// Host.
+    pub host: Option<String>,
+    /// Evidence location.
+    pub source: SourceRef,
+    /// Input index.
+    pub input: usize,
+    /// Boot segment within the input.
+    pub boot: u32,
+    /// Kind.
+    pub kind: String,
+    /// Code.
+    pub code: Option<i64>,
+    /// GPU bus id (or index/UUID).
+    pub gpu: Option<String>,
+    /// GPU UUID when known.
+    pub gpu_uuid: Option<String>,
+    /// Rank.
+    pub rank: Option<i64>,
+    /// Layer on its own.
+    pub layer: Layer,
+    /// Severity on its own.
+    pub severity: Severity,
+    /// Verbatim record.
+    pub message: String,
+    /// Message after the prefix.
+    pub body: String,
+    /// Details.
+    pub attrs: BTreeMap<String, String>,
+    /// The same event seen in other places.
+    pub also_seen: Vec<SourceRef>,
+}
+
+/// Result of the timeline stage.
+pub struct Timeline {
+    /// Ordered events.
+    pub events: Vec<Event>,
+    /// Per-host notes on clock alignment.
+    pub notes: Vec<String>,
+    /// BDF → UUID/serial per host.
+    pub identities: BTreeMap<(String, String), (Option<String>, Option<String>)>,
+}
+
+fn wall_us(e: &RawEvent, year: i32, tz: i32) -> Option<(i64, bool)> {
+    let w = e.stamp.wall?;
+    let mut secs = w.naive_secs;
+    if !w.has_year {
+        secs = crate::formats::time::rebase_year(secs, year)?;
+    }
+    let zoned = w.offset.is_some();
+    secs -= w.offset.unwrap_or(tz) as i64;
+    Some((secs * 1_000_000 + w.micros as i64, zoned))
+}
+
+fn year_of(secs: i64) -> i32 {
+    Utc.timestamp_opt(secs, 0).single().map_or(2000, |d| d.year())
+}
+
+/// Picks the year for an input's year-less stamps: the anchor year, minus the New Year
+/// rollovers seen in the file, and one less when that would put the last line after the anchor.
+fn infer_year(events: &[&RawEvent], anchor: i64) -> (i32, Vec<i32>) {
+    let mut offsets = Vec::with_capacity(events.len());
+    let mut rollovers = 0;
+    let mut prev: Option<i64> = None;
+    for e in events {
+        if let Some(w) = e.stamp.wall.filter(|w| !w.has_year) {
+            if let Some(p) = prev {
+                if w.naive_secs + 180 * 86_400 < p {
+                    rollovers += 1;
+                }
+            }
+            prev = Some(w.naive_secs);
+        }
+        offsets.push(rollovers);
+    }
+    let mut base = year_of(anchor) - rollovers;
+    if let Some(p) = prev {
+        if let Some(last) = crate::formats::time::rebase_year(p, base + rollovers) {
+            if last > anchor + 86_400 {
+                base -= 1;
+            }
+        }
+    }
+    (base, offsets)
+}
+
+/// Builds the timeline from all inputs.
+pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
+    let mut notes = Vec::new();
+    // Host-level facts from bundles: capture time and zone.
+    let mut host_anchor: BTreeMap<String, i64> = BTreeMap::new();
+    let mut host_tz: BTreeMap<String, i32> = BTreeMap::new();
+    for r in results.iter() {
+        if let (Some(b), Some(h)) = (&r.bundle, &r.host) {
+            if let Some(c) = b.captured {
+                let secs = c.naive_secs - c.offset.unwrap_or(0) as i64;
+                if c.has_year {
+                    host_anchor.insert(h.clone(), secs);
+                }
+            }
+            if let Some(off) = b.utc_offset {
+                host_tz.insert(h.clone(), off);
+            }
+        }
+    }
+    // Boot segments.
+    for r in results.iter_mut() {
+        let mut boot = 0u32;
+        let mut bl = r.boot_lines.iter().peekable();
+        let mut prev_mono: Option<u64> = None;
+        for e in r.events.iter_mut() {
+            while bl.peek().is_some_and(|&&l| l <= e.line) {
+                bl.next();
+                boot += 1;
+                prev_mono = None;
+            }
+            if let Some(m) = e.stamp.mono_us {
+                if prev_mono.is_some_and(|p| m + 1_000_000 < p) {
+                    boot += 1;
+                }
+                prev_mono = Some(m);
+            }
+            e.boot = boot;
+        }
+    }
+    // First pass: wall times.
+    struct Pending {
+        time_us: Option<i64>,
+        quality: TimeQuality,
+    }
+    let mut pend: Vec<Vec<Pending>> = Vec::new();
+    for r in results.iter() {
+        let host = r.host.clone().unwrap_or_default();
+        let anchor = opts
+            .year
+            .map(|y| crate::formats::time::civil_secs(y, 12, 31, 0).unwrap_or(opts.now))
+            .or_else(|| host_anchor.get(&host).copied())
+            .or(r.mtime)
+            .unwrap_or(opts.now);
+        let refs: Vec<&RawEvent> = r.events.iter().collect();
+        let (base, rolls) = infer_year(&refs, anchor);
+        let tz = opts.tz_offset.or_else(|| host_tz.get(&host).copied()).unwrap_or(0);
+        let tz_known = opts.tz_offset.is_some() || host_tz.contains_key(&host);
+        let mut v = Vec::with_capacity(r.events.len());
+        for (e, roll) in r.events.iter().zip(rolls) {
+            let year = opts.year.unwrap_or(base + roll);
+            match wall_us(e, year, tz) {
+                Some((us, zoned)) => {
+                    let has_year = e.stamp.wall.is_some_and(|w| w.has_year) || opts.year.is_some();
+                    let q = if (zoned || tz_known) && has_year && !e.borrowed_time { TimeQuality::Exact } else { TimeQuality::Estimated };
+                    v.push(Pending { time_us: Some(us), quality: q });
+                }
+                None => v.push(Pending { time_us: None, quality: TimeQuality::None }),
+            }
+        }
+        pend.push(v);
+    }
+    // Anchors: (host, body) → offset (wall - mono) from events carrying both.
+    let mut anchors: BTreeMap<(String, String), Vec<(u64, i64)>> = BTreeMap::new();
+    for (r, pv) in results.iter().zip(&pend) {
+        for (e, p) in r.events.iter().zip(pv) {
+            if let (Some(m), Some(t)) = (e.stamp.mono_us, p.time_us) {
+                let host = e.host.clone().or_else(|| r.host.clone()).unwrap_or_default();
+                anchors.entry((host, e.body.clone())).or_default().push((m, t - m as i64));
+            }
+        }
+    }
+    // Align mono-only segments.
+    for (r, pv) in results.iter().zip(pend.iter_mut()) {
+        let mut seg_offsets: BTreeMap<u32, Vec<i64>> = BTreeMap::new();
+        for (e, p) in r.events.iter().zip(pv.iter()) {
+            if p.time_us.is_some() {
+                continue;
+            }
+            let Some(m) = e.stamp.mono_us else { continue };
+            let host = e.host.clone().or_else(|| r.host.clone()).unwrap_or_default();
+            if let Some(list) = anchors.get(&(host, e.body.clone())) {
+                for &(am, off) in list {
+                    if am.abs_diff(m) <= 2_000 {
+                        seg_offsets.entry(e.boot).or_default().push(off);
+                    }
+                }
+            }
+        }
+        let mut capture_bound = None;
+        if let Some(b) = &r.bundle {
+            if let Some(c) = b.captured {
+                let cap = (c.naive_secs - c.offset.unwrap_or(0) as i64) * 1_000_000;
+                let last_boot = r.events.iter().map(|e| e.boot).max().unwrap_or(0);
+                let last_mono = r.events.iter().filter(|e| e.boot == last_boot).filter_map(|e| e.stamp.mono_us).max();
+                if let Some(lm) = last_mono {
+                    capture_bound = Some((last_boot, cap - lm as i64));
+                }
+            }
+        }
+        for (boot, mut offs) in seg_offsets.clone() {
+            offs.sort_unstable();
+            let med = offs[offs.len() / 2];
+            seg_offsets.insert(boot, vec![med]);
+        }
+        let mut aligned = 0;
+        for (e, p) in r.events.iter().zip(pv.iter_mut()) {
+            if p.time_us.is_some() {
+                continue;
+            }
+            let Some(m) = e.stamp.mono_us else { continue };
+            if let Some(off) = seg_offsets.get(&e.boot).and_then(|v| v.first()) {
+                p.time_us = Some(m as i64 + off);
+                p.quality = TimeQuality::Aligned;
+                aligned += 1;
+            } else if let Some((b, off)) = capture_bound.filter(|(b, _)| *b == e.boot) {
+                let _ = b;
+                p.time_us = Some(m as i64 + off);
+                p.quality = TimeQuality::Estimated;
+            }
+        }
+        if aligned > 0 {
+            notes.push(format!("{}: {aligned} uptime stamps aligned to wall time with matching lines of the same host", r.path));
+        }
+    }
+    // GPU identities from attachments.
+    let mut identities: BTreeMap<(String, String), (Option<String>, Option<String>)> = BTreeMap::new();
+    for r in results.iter() {
+        let mut last_gpu: Option<String> = None;
+        for a in &r.attachments {
+            if a.kind != "gpu_identity" {
+                continue;
+            }
+            let host = a.host.clone().or_else(|| r.host.clone()).unwrap_or_default();
+            if let Some(g) = &a.gpu {
+                last_gpu = Some(g.clone());
+            }
+            let Some(g) = a.gpu.clone().or_else(|| last_gpu.clone()) else { continue };
+            let ent = identities.entry((host, g)).or_default();
+            if let Some(u) = a.attrs.get("uuid") {
+                ent.0 = Some(u.clone());
+            }
+            if let Some(s) = a.attrs.get("serial").or_else(|| a.attrs.get("serial2")) {
+                ent.1 = Some(s.clone());
+            }
+        }
+    }
+    // Assemble.
+    let mut events = Vec::new();
+    for (r, pv) in results.iter_mut().zip(pend) {
+        let attachments = std::mem::take(&mut r.attachments);
+        for (e, p) in r.events.drain(..).zip(pv) {
+            let host = e.host.clone().or_else(|| r.host.clone());
+            let gpu_uuid = match (&host, &e.gpu) {
+                (Some(h), Some(g)) => identities.get(&(h.clone(), g.clone())).and_then(|x| x.0.clone()),
+                _ => None,
+            };
+            let quality = if p.time_us.is_none() { TimeQuality::None } else if e.borrowed_time { TimeQuality::Estimated } else { p.quality };
+            events.push(Event {
+                id: String::new(),
+                time_us: p.time_us,
+                quality,
+                uptime_us: e.stamp.mono_us,
+                host,
+                source: SourceRef { path: r.path.clone(), line: e.line },
+                input: r.index,
+                boot: e.boot,
+                kind: e.kind,
+                code: e.code,
+                gpu: e.gpu,
+                gpu_uuid,
+                rank: e.rank,
+                layer: e.layer,
+                severity: e.severity,
+                message: e.message,
+                body: e.body,
+                attrs: e.attrs,
+                also_seen: Vec::new(),
+            });
+        }
+        merge_attachments(&mut events, r.index, &attachments);
+        r.attachments = attachments;
+    }
+    let events = dedupe(events);
+    let mut events = order(events);
+    for (i, e) in events.iter_mut().enumerate() {
+        e.id = format!("e{}", i + 1);
+    }
+    Timeline { events, notes, identities }
+}
+
+/// Merges watchdog progress lines into the nearest earlier timeout of the same input and rank.
+fn merge_attachments(events: &mut [Event], input: usize, attachments: &[RawEvent]) {
+    for a in attachments.iter().filter(|a| a.kind == "nccl_progress") {
+        let target = events
+            .iter_mut()
+            .filter(|e| e.input == input && e.kind == "nccl_timeout" && e.source.line <= a.line && a.line - e.source.line <= 50 && (a.rank.is_none() || e.rank == a.rank))
+            .next_back();
+        if let Some(t) = target {
+            for (k, v) in &a.attrs {
+                t.attrs.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+    }
+}
+
+/// Drops the copies of one event seen through two routes (kern.log and journal, dmesg section and
+/// syslog grep): same host, kind, code, GPU and text within two seconds; the copy's place is kept.
+fn dedupe(events: Vec<Event>) -> Vec<Event> {
+    let mut out: Vec<Event> = Vec::with_capacity(events.len());
+    let mut index: BTreeMap<(Option<String>, String, Option<i64>, Option<String>, String), Vec<usize>> = BTreeMap::new();
+    for e in events {
+        let key = (e.host.clone(), e.kind.clone(), e.code, e.gpu.clone(), e.body.clone());
+        let mut dup_of = None;
+        if let Some(list) = index.get(&key) {
+            for &i in list.iter().rev().take(64) {
+                let o = &out[i];
+                if o.source.path == e.source.path && o.source.line == e.source.line {
+                    continue;
+                }
+                let same_time = match (o.time_us, e.time_us) {
+                    (Some(a), Some(b)) => (a - b).abs() <= 2_000_000 && (o.uptime_us.is_none() || e.uptime_us.is_none() || o.uptime_us.unwrap().abs_diff(e.uptime_us.unwrap()) <= 2_000),
+                    (None, None) => o.uptime_us.is_some() && o.uptime_us == e.uptime_us && o.input != e.input,
+                    _ => false,
+                };
+                if same_time {
+                    dup_of = Some(i);
+                    break;
+                }
+            }
+        }
+        match dup_of {
+            Some(i) => out[i].also_seen.push(e.source.clone()),
+            None => {
+                index.entry(key).or_default().push(out.len());
+                out.push(e);
+            }
+        }
+    }
+    out
+}
+
+/// Timed events by time (stable: input order for ties), then events with only an uptime (by host,
+/// boot, uptime), then events with no time in input order.
+fn order(mut events: Vec<Event>) -> Vec<Event> {
+    events.sort_by(|a, b| {
+        let ka = (a.time_us.is_none(), a.time_us, a.uptime_us.is_none(), a.host.clone(), a.uptime_us, a.input, a.source.line);
+        let kb = (b.time_us.is_none(), b.time_us, b.uptime_us.is_none(), b.host.clone(), b.uptime_us, b.input, b.source.line);
+        ka.cmp(&kb)
+    });
+    events
+}
