@@ -28,12 +28,12 @@ pub fn looks_like(head: &[u8]) -> bool {
             continue;
         }
         total += 1;
-        if l.contains(" : ") || l.trim_end().ends_with(':') || !l.starts_with(' ') {
+        if l.contains(" : ") {
             kv += 1;
         }
     }
     let hits = KEYS.iter().filter(|k| text.contains(*k)).count();
-    total > 0 && hits >= 1 && kv * 10 >= total * 8 && (text.contains("NVSMI LOG") || hits >= 1 && kv * 10 >= total * 9)
+    total > 0 && hits >= 1 && (text.contains("NVSMI LOG") || kv * 10 >= total * 4)
 }
 
 /// One GPU as nvidia-smi describes it.
