@@ -120,14 +120,24 @@ pub fn build(events: &[Event], rules: &RuleSet, catalog: &Catalog, kernel_inputs
     incidents
 }
 
+/// Distinct non-sympathetic Xid codes on a GPU, counted only when they span at least two layers
+/// (several memory Xids of one ECC event are one fault, not a repeat offender).
 fn distinct_codes_on_gpu(events: &[Event], members: &[usize], gpu: &str, catalog: &Catalog) -> usize {
-    members
-        .iter()
-        .map(|&i| &events[i])
-        .filter(|e| e.kind == "xid" && e.gpu.as_deref() == Some(gpu) && !catalog.is_sympathetic("xid", e.code))
-        .filter_map(|e| e.code)
-        .collect::<BTreeSet<_>>()
-        .len()
+    let mut codes = BTreeSet::new();
+    let mut layers = BTreeSet::new();
+    for e in members.iter().map(|&i| &events[i]) {
+        if e.kind == "xid" && e.gpu.as_deref() == Some(gpu) && !catalog.is_sympathetic("xid", e.code) {
+            if let Some(c) = e.code {
+                codes.insert(c);
+                layers.insert(e.layer);
+            }
+        }
+    }
+    if layers.len() >= 2 {
+        codes.len()
+    } else {
+        0
+    }
 }
 
 fn desync(events: &[Event], members: &[usize]) -> bool {

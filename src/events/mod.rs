@@ -313,7 +313,7 @@ impl RecognizerSet {
                     let body = crate::scan::normalize_body(&s[head.msg_start.min(parts[0].len())..]);
                     let following: Vec<String> = parts[1..].to_vec();
                     let rec = Record { body: &body, preceding: &[], following: &following, rank: head.rank };
-                    let hit = self.automaton.find(body.as_str()).is_some();
+                    let hit = self.automaton.find_overlapping_iter(body.as_str()).any(|m| self.anchor_owners[m.pattern().as_usize()].contains(&i));
                     let mut out = Vec::new();
                     if hit {
                         self.apply(i, &rec, &mut out);

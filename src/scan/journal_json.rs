@@ -26,7 +26,7 @@ pub fn scan(buf: &[u8], set: &RecognizerSet) -> ScanOutput {
         }
         let msg = super::normalize_body(&entry.message);
         let mut owners: Vec<usize> = Vec::new();
-        for m in set.automaton.find_iter(msg.as_str()) {
+        for m in set.automaton.find_overlapping_iter(msg.as_str()) {
             for &o in set.owners(m.pattern().as_usize()) {
                 if !owners.contains(&o) {
                     owners.push(o);

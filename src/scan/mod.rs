@@ -271,7 +271,15 @@ fn candidate(buf: &[u8], ls: usize, le: usize, line_no: u64, owners: &[usize], s
     }
     let rec = Record { body: &body, preceding: &preceding, following: &following, rank: head.rank };
     let mut drafts = Vec::new();
+    // anchors may overlap ("Killed" inside "Killed process"): collect every owner on this record
     let mut sorted = owners.to_vec();
+    for m in set.automaton.find_overlapping_iter(body.as_str()) {
+        for &o in set.owners(m.pattern().as_usize()) {
+            if !sorted.contains(&o) {
+                sorted.push(o);
+            }
+        }
+    }
     sorted.sort_unstable();
     for o in sorted {
         set.apply(o, &rec, &mut drafts);
