@@ -44,45 +44,52 @@ fn cells(line: &str) -> Option<(String, String)> {
     Some((a.to_string(), b.to_string()))
 }
 
-fn join(acc: &mut String, piece: &str, width: usize) {
-    let trimmed = piece.trim();
-    if acc.is_empty() {
-        acc.push_str(trimmed);
-        return;
-    }
-    // a cell filled to its width was wrapped mid-word: join without a space
-    let full = piece.trim_end().len() + 1 >= width;
-    if !full {
-        acc.push(' ');
-    }
-    acc.push_str(trimmed);
+/// The text of a cell without its one-space left margin and its right padding.
+fn content(cell: &str) -> &str {
+    cell.strip_prefix(' ').unwrap_or(cell).trim_end()
+}
+
+/// dcgmi wraps long results at a fixed width, mid-word: a piece that fills the cell continues
+/// directly on the next row; a shorter piece ended at a space.
+fn is_full(cell: &str) -> bool {
+    content(cell).len() + 3 >= cell.len()
 }
 
 /// Reads the rows of a table.
 pub fn rows(text: &str) -> Vec<DiagRow> {
     let mut out: Vec<DiagRow> = Vec::new();
-    let mut last_width = 0;
-    let mut last_piece = String::new();
+    let mut prev_full = false;
     for (i, l) in text.lines().enumerate() {
         let Some((a, b)) = cells(l.trim_end_matches('\r')) else { continue };
         if a.trim().starts_with('-') || a.trim().starts_with('=') {
             continue;
         }
-        if !a.trim().is_empty() && !out.last().is_some_and(|r| r.name == a.trim() && r.name == "Warning") {
-            out.push(DiagRow { line: i, name: a.trim().to_string(), result: b.trim().to_string() });
+        if !a.trim().is_empty() {
+            out.push(DiagRow { line: i, name: a.trim().to_string(), result: content(&b).trim_start().to_string() });
         } else if let Some(r) = out.last_mut() {
-            let mut acc = std::mem::take(&mut r.result);
-            if !acc.is_empty() && last_piece.trim_end().len() + 1 >= last_width {
-                acc.push_str(b.trim());
+            let piece = content(&b);
+            if prev_full {
+                r.result.push_str(piece);
             } else {
-                join(&mut acc, &b, b.len());
+                if !r.result.is_empty() {
+                    r.result.push(' ');
+                }
+                r.result.push_str(piece.trim_start());
             }
-            r.result = acc;
         }
-        last_width = b.len();
-        last_piece = b;
+        prev_full = is_full(&b);
     }
     out
+}
+
+/// The GPU a result names: the one after `Fail - GPU:` when there is a failure, else the first `GPU N`.
+fn named_gpu(result: &str) -> Option<String> {
+    let after = match result.find("Fail - GPU") {
+        Some(p) => &result[p + "Fail - GPU".len()..],
+        None => &result[result.find("GPU")? + 3..],
+    };
+    let n: String = after.trim_start_matches(['s', ':', ' ']).chars().take_while(char::is_ascii_digit).collect();
+    (!n.is_empty()).then_some(n)
 }
 
 /// Turns failures and warnings into events.
@@ -95,11 +102,7 @@ pub fn events(text: &str) -> (Vec<DiagEvent>, u64) {
             current_test = r.name.clone();
         }
         let lower = r.result.to_ascii_lowercase();
-        let gpu_index = r.result.split("GPU").nth(1).and_then(|s| {
-            let s = s.trim_start_matches([':', 's', ' ']);
-            let n: String = s.chars().take_while(char::is_ascii_digit).collect();
-            (!n.is_empty()).then_some(n)
-        });
+        let gpu_index = named_gpu(&r.result);
         let mut attrs = BTreeMap::new();
         attrs.insert("test".to_string(), current_test.clone());
         attrs.insert("result".to_string(), r.result.clone());
@@ -131,6 +134,7 @@ mod tests {
         assert_eq!(th.gpu_index.as_deref(), Some("0"));
         assert!(th.attrs["result"].contains("13.3 seconds started"), "{}", th.attrs["result"]);
         assert!(th.attrs["result"].contains("for GPU 0"), "{}", th.attrs["result"]);
-        assert!(ev.iter().any(|e| e.kind == "diag_failure"));
+        let fail = ev.iter().find(|e| e.kind == "diag_failure").unwrap();
+        assert_eq!(fail.gpu_index.as_deref(), Some("0"));
     }
 }

@@ -1,0 +1,77 @@
+//! The knowledge data: recognizer samples, catalog completeness, rules, user overrides.
+
+use faultline::catalog::Catalog;
+use faultline::events::RecognizerSet;
+use faultline::Knowledge;
+
+#[test]
+fn every_recognizer_matches_its_samples_and_rejects_its_rejects() {
+    let set = RecognizerSet::load(&[]).expect("built-in recognizers load");
+    let failures = set.self_test();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(set.len() >= 50);
+}
+
+#[test]
+fn catalog_covers_the_codes_and_kinds_of_the_contract() {
+    let c = Catalog::builtin();
+    for code in [13, 31, 32, 43, 45, 48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 109, 119, 120, 140, 144, 149, 150, 154] {
+        let x = c.xid.get(&code).unwrap_or_else(|| panic!("Xid {code} missing"));
+        assert!(!x.meaning.is_empty() && !x.actions.is_empty(), "Xid {code} lacks meaning or actions");
+        assert!(x.title.len() <= 60, "Xid {code} title too long");
+    }
+    assert!(c.xid[&45].sympathetic && c.xid[&154].sympathetic);
+    for code in [74, 79, 95, 109, 119] {
+        assert!(c.xid[&code].sticky, "Xid {code} should be sticky");
+    }
+    for code in [20034, 12028, 10004] {
+        assert!(c.sxid.contains_key(&code), "SXid {code} missing");
+    }
+    let kinds = "xid sxid ecc_sbe ecc_dbe row_remap retired_page pcie_aer pcie_link_degraded fell_off_bus nvlink_error gpu_thermal gpu_power gsp_timeout driver_mismatch driver_load cuda_oom host_oom cuda_error segfault hung_task mce nccl_timeout nccl_error ib_link process_exit preemption checkpoint_saved throughput_drop";
+    for k in kinds.split(' ') {
+        assert!(c.kind.contains_key(k), "kind {k} missing from the catalog");
+    }
+}
+
+#[test]
+fn user_files_add_recognizers_rules_and_catalog_entries() {
+    let user = r#"
+[[recognizer]]
+id = "site-fan-alarm"
+kind = "fan_fault"
+anchors = ["FANALARM"]
+regex = 'FANALARM slot (?P<slot>\d+)'
+samples = ["FANALARM slot 3"]
+
+[[xid]]
+code = 999
+mnemonic = "SITE_TEST"
+title = "Site test code"
+meaning = "A code only this site uses."
+layer = "platform"
+severity = "warning"
+immediate = ""
+investigatory = ""
+legacy_causes = []
+sympathetic = false
+sticky = false
+responsibility = "operator"
+other_tools = ""
+actions = ["Ask the site team"]
+"#;
+    let k = Knowledge::load(&[user.to_string()]).expect("user file loads");
+    assert!(k.recognizers.self_test().is_empty());
+    assert_eq!(k.catalog.xid[&999].title, "Site test code");
+    assert!(Knowledge::load(&["[bogus]\nx = 1\n".to_string()]).is_err());
+}
+
+#[test]
+fn explain_knows_codes_and_kinds() {
+    let c = Catalog::builtin();
+    let t = faultline::explain::explain(&c, "xid", Some("79")).unwrap();
+    assert!(t.contains("fallen off the bus") || t.contains("fell off the bus"), "{t}");
+    assert!(t.contains("RESTART_BM"), "{t}");
+    assert!(faultline::explain::explain(&c, "sxid", Some("20034")).is_some());
+    assert!(faultline::explain::explain(&c, "kind", Some("nccl_timeout")).is_some());
+    assert!(faultline::explain::explain(&c, "xid", Some("123456")).is_none());
+}
