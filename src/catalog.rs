@@ -148,7 +148,8 @@ impl Catalog {
     /// The built-in catalog.
     pub fn builtin() -> Catalog {
         let mut c = Catalog::default();
-        c.overlay(BUILTIN_CATALOG).expect("the embedded catalog is valid (checked by tests)");
+        c.overlay(BUILTIN_CATALOG)
+            .expect("the embedded catalog is valid (checked by tests)");
         c
     }
 
@@ -190,26 +191,46 @@ impl Catalog {
                 }
                 (Layer::Interconnect, Severity::Error)
             }
-            _ => self.kind.get(kind).map_or((Layer::Unknown, Severity::Warning), |k| (k.layer, k.severity)),
+            _ => self
+                .kind
+                .get(kind)
+                .map_or((Layer::Unknown, Severity::Warning), |k| {
+                    (k.layer, k.severity)
+                }),
         }
     }
 
     /// A short meaning for timelines.
     pub fn title(&self, kind: &str, code: Option<i64>) -> String {
         match (kind, code) {
-            ("xid", Some(c)) => self.xid.get(&c).map_or_else(|| format!("Xid {c}"), |x| x.title.clone()),
-            ("sxid", Some(c)) => self.sxid.get(&c).map_or_else(|| format!("SXid {c}"), |x| x.title.clone()),
-            _ => self.kind.get(kind).map_or_else(|| kind.to_string(), |k| k.title.clone()),
+            ("xid", Some(c)) => self
+                .xid
+                .get(&c)
+                .map_or_else(|| format!("Xid {c}"), |x| x.title.clone()),
+            ("sxid", Some(c)) => self
+                .sxid
+                .get(&c)
+                .map_or_else(|| format!("SXid {c}"), |x| x.title.clone()),
+            _ => self
+                .kind
+                .get(kind)
+                .map_or_else(|| kind.to_string(), |k| k.title.clone()),
         }
     }
 
     /// True for codes that are normally consequences of another fault.
     pub fn is_sympathetic(&self, kind: &str, code: Option<i64>) -> bool {
-        kind == "xid" && code.and_then(|c| self.xid.get(&c)).is_some_and(|x| x.sympathetic)
+        kind == "xid"
+            && code
+                .and_then(|c| self.xid.get(&c))
+                .is_some_and(|x| x.sympathetic)
     }
 
     /// True for codes that keep an incident open longer.
     pub fn is_sticky(&self, kind: &str, code: Option<i64>) -> bool {
-        kind == "xid" && code.and_then(|c| self.xid.get(&c)).is_some_and(|x| x.sticky)
+        kind == "xid"
+            && code
+                .and_then(|c| self.xid.get(&c))
+                .is_some_and(|x| x.sticky)
     }
 }

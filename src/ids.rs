@@ -2,7 +2,10 @@
 
 /// Normalizes a PCI address: `PCI:0000:3b:00`, `0000:3b:00`, `00000000:3B:00.0`, `3b:00.0` → `0000:3b:00.0`.
 pub fn normalize_bdf(s: &str) -> Option<String> {
-    let s = s.trim().trim_start_matches("PCI:").trim_end_matches([':', ',', '.', ')']);
+    let s = s
+        .trim()
+        .trim_start_matches("PCI:")
+        .trim_end_matches([':', ',', '.', ')']);
     let parts: Vec<&str> = s.split(':').collect();
     let (domain, bus, devfn) = match parts.as_slice() {
         [d, b, df] => (*d, *b, *df),
@@ -14,7 +17,9 @@ pub fn normalize_bdf(s: &str) -> Option<String> {
         None => (devfn, "0"),
     };
     let hex = |x: &str, max: usize| -> Option<u32> {
-        (!x.is_empty() && x.len() <= max && x.bytes().all(|c| c.is_ascii_hexdigit())).then(|| u32::from_str_radix(x, 16).ok()).flatten()
+        (!x.is_empty() && x.len() <= max && x.bytes().all(|c| c.is_ascii_hexdigit()))
+            .then(|| u32::from_str_radix(x, 16).ok())
+            .flatten()
     };
     let d = hex(domain, 8)?;
     let b = hex(bus, 2)?;
@@ -57,10 +62,19 @@ mod tests {
 
     #[test]
     fn spellings() {
-        assert_eq!(normalize_bdf("PCI:0000:3b:00").as_deref(), Some("0000:3b:00.0"));
-        assert_eq!(normalize_bdf("00000000:3B:00.0").as_deref(), Some("0000:3b:00.0"));
+        assert_eq!(
+            normalize_bdf("PCI:0000:3b:00").as_deref(),
+            Some("0000:3b:00.0")
+        );
+        assert_eq!(
+            normalize_bdf("00000000:3B:00.0").as_deref(),
+            Some("0000:3b:00.0")
+        );
         assert_eq!(normalize_bdf("0000:10:1c").as_deref(), Some("0000:10:1c.0"));
-        assert_eq!(normalize_bdf("0000:5d:00.0:").as_deref(), Some("0000:5d:00.0"));
+        assert_eq!(
+            normalize_bdf("0000:5d:00.0:").as_deref(),
+            Some("0000:5d:00.0")
+        );
         assert_eq!(normalize_bdf("zz:00.0"), None);
         assert_eq!(normalize_bdf("hello"), None);
     }

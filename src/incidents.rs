@@ -64,13 +64,24 @@ fn axis(e: &Event) -> (u8, String, i64) {
     } else if let Some(u) = e.uptime_us {
         (1, e.host.clone().unwrap_or_default(), u as i64)
     } else {
-        (2, format!("{:08}", e.input), e.source.line as i64 * 1_000_000)
+        (
+            2,
+            format!("{:08}", e.input),
+            e.source.line as i64 * 1_000_000,
+        )
     }
 }
 
 /// Groups events into incidents and names each one's cause.
-pub fn build(events: &[Event], rules: &RuleSet, catalog: &Catalog, kernel_inputs: bool) -> Vec<Incident> {
-    let relevant: Vec<usize> = (0..events.len()).filter(|&i| events[i].severity >= Severity::Warning).collect();
+pub fn build(
+    events: &[Event],
+    rules: &RuleSet,
+    catalog: &Catalog,
+    kernel_inputs: bool,
+) -> Vec<Incident> {
+    let relevant: Vec<usize> = (0..events.len())
+        .filter(|&i| events[i].severity >= Severity::Warning)
+        .collect();
     let mut by_axis: BTreeMap<(u8, String), Vec<(i64, usize)>> = BTreeMap::new();
     for &i in &relevant {
         let (a, k, p) = axis(&events[i]);
@@ -103,16 +114,22 @@ pub fn build(events: &[Event], rules: &RuleSet, catalog: &Catalog, kernel_inputs
     let mut merged: Vec<Vec<usize>> = groups.iter().filter(|g| timed(g)).cloned().collect();
     for g in groups.iter().filter(|g| !timed(g)) {
         let gpus: BTreeSet<&String> = g.iter().filter_map(|&i| events[i].gpu.as_ref()).collect();
-        let target = merged.iter().position(|m| m.iter().any(|&i| events[i].gpu.as_ref().is_some_and(|x| gpus.contains(x))));
+        let target = merged.iter().position(|m| {
+            m.iter()
+                .any(|&i| events[i].gpu.as_ref().is_some_and(|x| gpus.contains(x)))
+        });
         match target {
             Some(t) => merged[t].extend(g.iter().copied()),
             None => merged.push(g.clone()),
         }
     }
-    let mut incidents: Vec<Incident> = merged.into_iter().map(|mut g| {
-        g.sort_unstable();
-        judge(g, events, rules, catalog, kernel_inputs)
-    }).collect();
+    let mut incidents: Vec<Incident> = merged
+        .into_iter()
+        .map(|mut g| {
+            g.sort_unstable();
+            judge(g, events, rules, catalog, kernel_inputs)
+        })
+        .collect();
     incidents.sort_by(|a, b| a.events.first().cmp(&b.events.first()));
     for (n, inc) in incidents.iter_mut().enumerate() {
         inc.id = format!("i{}", n + 1);
@@ -122,11 +139,19 @@ pub fn build(events: &[Event], rules: &RuleSet, catalog: &Catalog, kernel_inputs
 
 /// Distinct non-sympathetic Xid codes on a GPU, counted only when they span at least two layers
 /// (several memory Xids of one ECC event are one fault, not a repeat offender).
-fn distinct_codes_on_gpu(events: &[Event], members: &[usize], gpu: &str, catalog: &Catalog) -> usize {
+fn distinct_codes_on_gpu(
+    events: &[Event],
+    members: &[usize],
+    gpu: &str,
+    catalog: &Catalog,
+) -> usize {
     let mut codes = BTreeSet::new();
     let mut layers = BTreeSet::new();
     for e in members.iter().map(|&i| &events[i]) {
-        if e.kind == "xid" && e.gpu.as_deref() == Some(gpu) && !catalog.is_sympathetic("xid", e.code) {
+        if e.kind == "xid"
+            && e.gpu.as_deref() == Some(gpu)
+            && !catalog.is_sympathetic("xid", e.code)
+        {
             if let Some(c) = e.code {
                 codes.insert(c);
                 layers.insert(e.layer);
@@ -141,7 +166,11 @@ fn distinct_codes_on_gpu(events: &[Event], members: &[usize], gpu: &str, catalog
 }
 
 fn desync(events: &[Event], members: &[usize]) -> bool {
-    let ops: BTreeSet<&str> = members.iter().filter(|&&i| events[i].kind == "nccl_timeout").filter_map(|&i| events[i].attrs.get("op").map(String::as_str)).collect();
+    let ops: BTreeSet<&str> = members
+        .iter()
+        .filter(|&&i| events[i].kind == "nccl_timeout")
+        .filter_map(|&i| events[i].attrs.get("op").map(String::as_str))
+        .collect();
     ops.len() >= 2
 }
 
@@ -182,17 +211,38 @@ fn render(template: &str, e: &Event, count: usize, catalog: &Catalog) -> String 
         .replace("{rank}", &e.rank.map(|r| r.to_string()).unwrap_or_default())
 }
 
-fn judge(members: Vec<usize>, events: &[Event], rules: &RuleSet, catalog: &Catalog, kernel_inputs: bool) -> Incident {
-    let severity = members.iter().map(|&i| events[i].severity).max().unwrap_or(Severity::Warning);
-    let primaries: Vec<usize> = members.iter().copied().filter(|&i| !rules.is_consequence(&events[i])).collect();
+fn judge(
+    members: Vec<usize>,
+    events: &[Event],
+    rules: &RuleSet,
+    catalog: &Catalog,
+    kernel_inputs: bool,
+) -> Incident {
+    let severity = members
+        .iter()
+        .map(|&i| events[i].severity)
+        .max()
+        .unwrap_or(Severity::Warning);
+    let primaries: Vec<usize> = members
+        .iter()
+        .copied()
+        .filter(|&i| !rules.is_consequence(&events[i]))
+        .collect();
     let mut chosen: Option<(&Rule, usize)> = None;
     let mut alternatives: Vec<Alternative> = Vec::new();
     for rule in &rules.rules {
-        let pool: &[usize] = if rule.pattern.on_consequences { &members } else { &primaries };
+        let pool: &[usize] = if rule.pattern.on_consequences {
+            &members
+        } else {
+            &primaries
+        };
         if !rule.pattern.on_consequences && pool.is_empty() {
             continue;
         }
-        let hit = pool.iter().copied().find(|&i| fits(rule, &events[i], events, &members, catalog));
+        let hit = pool
+            .iter()
+            .copied()
+            .find(|&i| fits(rule, &events[i], events, &members, catalog));
         let Some(i) = hit else { continue };
         match chosen {
             None => chosen = Some((rule, i)),
@@ -201,7 +251,12 @@ fn judge(members: Vec<usize>, events: &[Event], rules: &RuleSet, catalog: &Catal
                     alternatives.push(Alternative {
                         layer: rule.layer,
                         confidence: (rule.confidence * 0.4 * 100.0).round() / 100.0,
-                        summary: format!("{} ({}:{})", render(&rule.summary, &events[i], 1, catalog), events[i].source.path, events[i].source.line),
+                        summary: format!(
+                            "{} ({}:{})",
+                            render(&rule.summary, &events[i], 1, catalog),
+                            events[i].source.path,
+                            events[i].source.line
+                        ),
                     });
                 }
             }
@@ -226,27 +281,59 @@ fn judge(members: Vec<usize>, events: &[Event], rules: &RuleSet, catalog: &Catal
     let mut missing = Vec::new();
     let (layer, confidence, summary, responsibility, actions, primary, rule_id) = match chosen {
         Some((rule, i)) => {
-            let count = members.iter().filter(|&&j| rule.pattern.fits(&events[j])).count();
+            let count = members
+                .iter()
+                .filter(|&&j| rule.pattern.fits(&events[j]))
+                .count();
             let mut conf = rule.confidence;
             if !alternatives.is_empty() {
                 conf -= 0.1;
             }
-            (rule.layer, conf, render(&rule.summary, &events[i], count, catalog), rule.responsibility.clone(), rule.actions.clone(), Some(i), Some(rule.id.clone()))
+            (
+                rule.layer,
+                conf,
+                render(&rule.summary, &events[i], count, catalog),
+                rule.responsibility.clone(),
+                rule.actions.clone(),
+                Some(i),
+                Some(rule.id.clone()),
+            )
         }
         None => {
             // No rule fits: the most severe primary, else only consequences were seen.
-            let best = primaries.iter().copied().max_by_key(|&i| (events[i].severity, std::cmp::Reverse(i)));
+            let best = primaries
+                .iter()
+                .copied()
+                .max_by_key(|&i| (events[i].severity, std::cmp::Reverse(i)));
             match best {
                 Some(i) => {
                     let e = &events[i];
                     let (resp, acts) = advice(catalog, e);
-                    (e.layer, 0.5, format!("{} on {}", catalog.title(&e.kind, e.code), e.host.clone().unwrap_or_else(|| "(unknown host)".into())), resp, acts, Some(i), None)
+                    (
+                        e.layer,
+                        0.5,
+                        format!(
+                            "{} on {}",
+                            catalog.title(&e.kind, e.code),
+                            e.host.clone().unwrap_or_else(|| "(unknown host)".into())
+                        ),
+                        resp,
+                        acts,
+                        Some(i),
+                        None,
+                    )
                 }
                 None => {
                     if !kernel_inputs {
-                        missing.push("no kernel log (dmesg, syslog or journal) of the job's hosts was given".to_string());
+                        missing.push(
+                            "no kernel log (dmesg, syslog or journal) of the job's hosts was given"
+                                .to_string(),
+                        );
                     }
-                    missing.push("no GPU, host or network fault was found beneath the job's errors".to_string());
+                    missing.push(
+                        "no GPU, host or network fault was found beneath the job's errors"
+                            .to_string(),
+                    );
                     let first = members.first().copied();
                     (
                         Layer::Unknown,
@@ -265,7 +352,10 @@ fn judge(members: Vec<usize>, events: &[Event], rules: &RuleSet, catalog: &Catal
         }
     };
     for &i in &members {
-        if Some(i) != primary && (rules.is_consequence(&events[i]) || primary.is_some_and(|p| events[p].layer != events[i].layer)) {
+        if Some(i) != primary
+            && (rules.is_consequence(&events[i])
+                || primary.is_some_and(|p| events[p].layer != events[i].layer))
+        {
             *consequences.entry(events[i].kind.clone()).or_default() += 1;
         }
     }
@@ -277,8 +367,11 @@ fn judge(members: Vec<usize>, events: &[Event], rules: &RuleSet, catalog: &Catal
                 continue;
             }
             let e = &events[i];
-            let related = (e.gpu.is_some() && e.gpu == pe.gpu) || (e.kind == pe.kind && e.host == pe.host) || (e.kind == "pcie_aer" && e.host == pe.host);
-            if related && !rules.is_consequence(e) {
+            let related = (e.gpu.is_some() && e.gpu == pe.gpu)
+                || (e.kind == pe.kind && e.host == pe.host)
+                || (e.kind == "pcie_aer" && e.host == pe.host);
+            let same_line = evidence.iter().any(|&j| events[j].source == e.source);
+            if related && !same_line && !rules.is_consequence(e) {
                 evidence.push(i);
             }
         }
@@ -286,7 +379,10 @@ fn judge(members: Vec<usize>, events: &[Event], rules: &RuleSet, catalog: &Catal
     let mut summary = summary;
     let cons_total: usize = consequences.values().sum();
     if cons_total > 0 && primary.is_some_and(|p| !rules.is_consequence(&events[p])) {
-        let parts: Vec<String> = consequences.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
+        let parts: Vec<String> = consequences
+            .iter()
+            .map(|(k, n)| format!("{k} ×{n}"))
+            .collect();
         summary.push_str(&format!("; followed by {}", parts.join(", ")));
     }
     Incident {
@@ -320,14 +416,27 @@ fn advice(catalog: &Catalog, e: &Event) -> (String, Vec<String>) {
     if let Some(k) = catalog.kind.get(&e.kind) {
         return (k.responsibility.clone(), k.actions.clone());
     }
-    ("operator".to_string(), vec!["Review the evidence lines".to_string()])
+    (
+        "operator".to_string(),
+        vec!["Review the evidence lines".to_string()],
+    )
 }
 
 /// The incident that decides the verdict: most severe, then most confident, then earliest.
 pub fn top(incidents: &[Incident]) -> Option<&Incident> {
     incidents.iter().max_by(|a, b| {
-        let ka = (a.severity, (a.layer != Layer::Unknown) as u8, (a.confidence * 100.0) as i64, std::cmp::Reverse(a.events.first().copied()));
-        let kb = (b.severity, (b.layer != Layer::Unknown) as u8, (b.confidence * 100.0) as i64, std::cmp::Reverse(b.events.first().copied()));
+        let ka = (
+            a.severity,
+            (a.layer != Layer::Unknown) as u8,
+            (a.confidence * 100.0) as i64,
+            std::cmp::Reverse(a.events.first().copied()),
+        );
+        let kb = (
+            b.severity,
+            (b.layer != Layer::Unknown) as u8,
+            (b.confidence * 100.0) as i64,
+            std::cmp::Reverse(b.events.first().copied()),
+        );
         ka.cmp(&kb)
     })
 }

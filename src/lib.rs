@@ -82,12 +82,27 @@ impl Knowledge {
             if let Some(s) = pick(&["xid", "sxid", "kind", "dcgm", "meta"])? {
                 catalog.overlay(&s)?;
             }
-            let known = ["recognizer", "xid_derived", "rule", "grouping", "consequences", "xid", "sxid", "kind", "dcgm", "meta"];
+            let known = [
+                "recognizer",
+                "xid_derived",
+                "rule",
+                "grouping",
+                "consequences",
+                "xid",
+                "sxid",
+                "kind",
+                "dcgm",
+                "meta",
+            ];
             if let Some(k) = value.keys().find(|k| !known.contains(&k.as_str())) {
                 anyhow::bail!("unknown table `{k}` in a rules file");
             }
         }
-        Ok(Knowledge { recognizers: RecognizerSet::load(&recog_extra)?, catalog, rules: RuleSet::load(&rule_extra)? })
+        Ok(Knowledge {
+            recognizers: RecognizerSet::load(&recog_extra)?,
+            catalog,
+            rules: RuleSet::load(&rule_extra)?,
+        })
     }
 }
 
@@ -115,7 +130,10 @@ impl Analysis {
 
     /// True when no input could be read at all.
     pub fn nothing_read(&self) -> bool {
-        let all_failed = self.inputs.iter().all(|i| i.bytes == 0 && !i.warnings.is_empty());
+        let all_failed = self
+            .inputs
+            .iter()
+            .all(|i| i.bytes == 0 && !i.warnings.is_empty());
         all_failed && (!self.inputs.is_empty() || !self.warnings.is_empty())
     }
 }
@@ -124,7 +142,10 @@ impl Analysis {
 pub fn analyze(opts: &Options, k: &Knowledge) -> Analysis {
     let (found, warnings) = input::discover(&opts.paths);
     let budget = AtomicU64::new(0);
-    let opened: Vec<Vec<input::Input>> = found.par_iter().map(|f| input::open(f, &opts.limits, &budget)).collect();
+    let opened: Vec<Vec<input::Input>> = found
+        .par_iter()
+        .map(|f| input::open(f, &opts.limits, &budget))
+        .collect();
     let flat: Vec<input::Input> = opened.into_iter().flatten().collect();
     let parallel = opts.parallel_chunks;
     let mut inputs: Vec<InputResult> = flat
@@ -132,8 +153,24 @@ pub fn analyze(opts: &Options, k: &Knowledge) -> Analysis {
         .enumerate()
         .map(|(i, inp)| pipeline::process(i, inp, &k.recognizers, &k.catalog, parallel))
         .collect();
-    let kernel_inputs = inputs.iter().any(|r| matches!(r.format, Format::Dmesg | Format::Syslog | Format::Journal | Format::JournalJson | Format::BugReport));
+    let kernel_inputs = inputs.iter().any(|r| {
+        matches!(
+            r.format,
+            Format::Dmesg
+                | Format::Syslog
+                | Format::Journal
+                | Format::JournalJson
+                | Format::BugReport
+        )
+    });
     let tl = timeline::build(&mut inputs, &opts.time);
     let incidents = incidents::build(&tl.events, &k.rules, &k.catalog, kernel_inputs);
-    Analysis { inputs, warnings, events: tl.events, notes: tl.notes, incidents, identities: tl.identities }
+    Analysis {
+        inputs,
+        warnings,
+        events: tl.events,
+        notes: tl.notes,
+        incidents,
+        identities: tl.identities,
+    }
 }

@@ -6,7 +6,11 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "faultline", version, about = "Offline forensics for GPU incidents: kernel, driver and job logs in, evidence-backed root cause out")]
+#[command(
+    name = "faultline",
+    version,
+    about = "Offline forensics for GPU incidents: kernel, driver and job logs in, evidence-backed root cause out"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -80,7 +84,9 @@ struct AnalyzeArgs {
 fn parse_tz(s: &str) -> Option<i32> {
     match s {
         "UTC" | "utc" | "Z" | "GMT" => Some(0),
-        _ => faultline::formats::time::zone(s.as_bytes()).filter(|(_, n)| *n == s.len()).map(|(o, _)| o),
+        _ => faultline::formats::time::zone(s.as_bytes())
+            .filter(|(_, n)| *n == s.len())
+            .map(|(o, _)| o),
     }
 }
 
@@ -96,13 +102,29 @@ fn write_output(path: Option<&str>, text: &str, inputs: &[String]) -> std::io::R
             if let Ok(t) = target.canonicalize() {
                 for i in inputs {
                     let (ip, _) = faultline::input::split_host(i);
-                    if std::path::Path::new(&ip).canonicalize().ok().is_some_and(|c| t.starts_with(&c) || c == t) {
-                        return Err(std::io::Error::other(format!("refusing to write over an input: {p}")));
+                    if std::path::Path::new(&ip)
+                        .canonicalize()
+                        .ok()
+                        .is_some_and(|c| t.starts_with(&c) || c == t)
+                    {
+                        return Err(std::io::Error::other(format!(
+                            "refusing to write over an input: {p}"
+                        )));
                     }
                 }
             }
-            let dir = target.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-            let tmp = dir.join(format!(".{}.faultline-tmp-{}", target.file_name().and_then(|n| n.to_str()).unwrap_or("report"), std::process::id()));
+            let dir = target
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(std::path::Path::new("."));
+            let tmp = dir.join(format!(
+                ".{}.faultline-tmp-{}",
+                target
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .unwrap_or("report"),
+                std::process::id()
+            ));
             std::fs::write(&tmp, text)?;
             std::fs::rename(&tmp, target)
         }
@@ -111,7 +133,9 @@ fn write_output(path: Option<&str>, text: &str, inputs: &[String]) -> std::io::R
 
 fn run_analyze(a: AnalyzeArgs, timeline_only: bool) -> ExitCode {
     if let Some(j) = a.jobs {
-        let _ = rayon::ThreadPoolBuilder::new().num_threads(j.max(1)).build_global();
+        let _ = rayon::ThreadPoolBuilder::new()
+            .num_threads(j.max(1))
+            .build_global();
     }
     let tz_offset = match a.tz.as_deref().map(parse_tz) {
         Some(None) => {
@@ -151,8 +175,17 @@ fn run_analyze(a: AnalyzeArgs, timeline_only: bool) -> ExitCode {
     let opts = Options {
         paths: a.paths.clone(),
         rule_files: a.rules.clone(),
-        time: faultline::timeline::TimeOptions { year: a.year, tz_offset, now: chrono::Utc::now().timestamp() },
-        limits: faultline::input::Limits { max_member_bytes: a.max_member_bytes, max_total_bytes: a.max_total_bytes, max_ratio: a.max_ratio, max_depth: a.max_depth },
+        time: faultline::timeline::TimeOptions {
+            year: a.year,
+            tz_offset,
+            now: chrono::Utc::now().timestamp(),
+        },
+        limits: faultline::input::Limits {
+            max_member_bytes: a.max_member_bytes,
+            max_total_bytes: a.max_total_bytes,
+            max_ratio: a.max_ratio,
+            max_depth: a.max_depth,
+        },
         parallel_chunks: true,
     };
     let analysis = faultline::analyze(&opts, &knowledge);
@@ -166,7 +199,13 @@ fn run_analyze(a: AnalyzeArgs, timeline_only: bool) -> ExitCode {
         return ExitCode::from(2);
     }
     let rep = report::json::build(&analysis, &knowledge.catalog);
-    let format = a.format.unwrap_or(if std::io::stdout().is_terminal() && a.output.is_none() { OutFormat::Text } else { OutFormat::Json });
+    let format = a
+        .format
+        .unwrap_or(if std::io::stdout().is_terminal() && a.output.is_none() {
+            OutFormat::Text
+        } else {
+            OutFormat::Json
+        });
     let text = match (format, timeline_only) {
         (OutFormat::Json, false) => report::json::to_string(&rep),
         (OutFormat::Json, true) => {
@@ -184,7 +223,12 @@ fn run_analyze(a: AnalyzeArgs, timeline_only: bool) -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    if !fail_on.is_empty() && analysis.incidents.iter().any(|i| fail_on.contains(&i.layer)) {
+    if !fail_on.is_empty()
+        && analysis
+            .incidents
+            .iter()
+            .any(|i| fail_on.contains(&i.layer))
+    {
         return ExitCode::from(1);
     }
     ExitCode::SUCCESS
@@ -203,7 +247,10 @@ fn main() -> ExitCode {
                     ExitCode::SUCCESS
                 }
                 None => {
-                    eprintln!("faultline: nothing known about `{what}{}`", code.map(|c| format!(" {c}")).unwrap_or_default());
+                    eprintln!(
+                        "faultline: nothing known about `{what}{}`",
+                        code.map(|c| format!(" {c}")).unwrap_or_default()
+                    );
                     ExitCode::from(2)
                 }
             }

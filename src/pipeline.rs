@@ -73,7 +73,16 @@ fn decode_utf16(b: &[u8]) -> Option<Vec<u8>> {
     } else {
         return None;
     };
-    let units: Vec<u16> = body.chunks_exact(2).map(|c| if le { u16::from_le_bytes([c[0], c[1]]) } else { u16::from_be_bytes([c[0], c[1]]) }).collect();
+    let units: Vec<u16> = body
+        .chunks_exact(2)
+        .map(|c| {
+            if le {
+                u16::from_le_bytes([c[0], c[1]])
+            } else {
+                u16::from_be_bytes([c[0], c[1]])
+            }
+        })
+        .collect();
     Some(String::from_utf16_lossy(&units).into_bytes())
 }
 
@@ -101,7 +110,13 @@ fn to_raw(index: usize, loc: Located, catalog: &Catalog) -> RawEvent {
 }
 
 /// Processes one input.
-pub fn process(index: usize, input: Input, set: &RecognizerSet, catalog: &Catalog, parallel: bool) -> InputResult {
+pub fn process(
+    index: usize,
+    input: Input,
+    set: &RecognizerSet,
+    catalog: &Catalog,
+    parallel: bool,
+) -> InputResult {
     let mut warnings: Vec<String> = input.warnings.iter().map(|w| w.to_string()).collect();
     let utf16 = decode_utf16(&input.bytes);
     if utf16.is_some() {
@@ -113,7 +128,9 @@ pub fn process(index: usize, input: Input, set: &RecognizerSet, catalog: &Catalo
         let nuls = bytecount::count(head, 0);
         warnings.push(format!("binary content: NUL byte at offset {p} ({nuls} in the first {} bytes); scanned as text", head.len()));
     } else if std::str::from_utf8(head).is_err() && utf16.is_none() {
-        let bad = std::str::from_utf8(head).err().map_or(0, |e| e.valid_up_to());
+        let bad = std::str::from_utf8(head)
+            .err()
+            .map_or(0, |e| e.valid_up_to());
         warnings.push(format!("invalid UTF-8 at offset {bad}; read as lossy text"));
     }
     let mut format = formats::detect(head);
@@ -131,7 +148,9 @@ pub fn process(index: usize, input: Input, set: &RecognizerSet, catalog: &Catalo
             let dump = nvidia_smi::parse(&text);
             out.recognized = out.recognized.max(dump.recognized).min(out.lines);
             let lines: Vec<&str> = text.lines().collect();
-            smi_events(index, &dump, &lines, 0, dump.stamp, None, catalog, &mut extra);
+            smi_events(
+                index, &dump, &lines, 0, dump.stamp, None, catalog, &mut extra,
+            );
             smi_driver = dump.driver.clone();
             smi_cuda = dump.cuda.clone();
             gpus.extend(smi_gpus(&dump, None));
@@ -171,8 +190,24 @@ pub fn process(index: usize, input: Input, set: &RecognizerSet, catalog: &Catalo
             for (s, e) in bug_report::smi_sections(&info) {
                 let body = lines[s.min(lines.len())..e.min(lines.len())].join("\n");
                 let dump = nvidia_smi::parse(&body);
-                let stamp = if dump.stamp.wall.is_some() { dump.stamp } else { LineStamp { wall: info.captured, mono_us: None } };
-                smi_events(index, &dump, &lines[s.min(lines.len())..], s, stamp, info.host.clone(), catalog, &mut extra);
+                let stamp = if dump.stamp.wall.is_some() {
+                    dump.stamp
+                } else {
+                    LineStamp {
+                        wall: info.captured,
+                        mono_us: None,
+                    }
+                };
+                smi_events(
+                    index,
+                    &dump,
+                    &lines[s.min(lines.len())..],
+                    s,
+                    stamp,
+                    info.host.clone(),
+                    catalog,
+                    &mut extra,
+                );
                 smi_driver = smi_driver.or(dump.driver.clone());
                 smi_cuda = smi_cuda.or(dump.cuda.clone());
                 gpus.extend(smi_gpus(&dump, info.host.clone()));
@@ -183,23 +218,44 @@ pub fn process(index: usize, input: Input, set: &RecognizerSet, catalog: &Catalo
         _ => out = scan::scan_buffer(buf, set, parallel),
     }
     if out.long_lines > 0 {
-        warnings.push(format!("{} line(s) longer than {} bytes: cut for recognizers, still searched for anchors", out.long_lines, scan::MAX_RECORD_BYTES));
+        warnings.push(format!(
+            "{} line(s) longer than {} bytes: cut for recognizers, still searched for anchors",
+            out.long_lines,
+            scan::MAX_RECORD_BYTES
+        ));
     }
     if format == Format::Unknown && !out.events.is_empty() {
         // a file of other text that still carries job or kernel lines
-        let job = out.events.iter().any(|e| matches!(e.draft.kind.as_str(), "nccl_timeout" | "nccl_error" | "cuda_oom" | "process_exit" | "cuda_error"));
+        let job = out.events.iter().any(|e| {
+            matches!(
+                e.draft.kind.as_str(),
+                "nccl_timeout" | "nccl_error" | "cuda_oom" | "process_exit" | "cuda_error"
+            )
+        });
         if job {
             format = Format::Trainer;
         }
     }
-    let mut events: Vec<RawEvent> = out.events.into_iter().map(|l| to_raw(index, l, catalog)).collect();
+    let mut events: Vec<RawEvent> = out
+        .events
+        .into_iter()
+        .map(|l| to_raw(index, l, catalog))
+        .collect();
     events.extend(extra);
     events.sort_by_key(|e| e.line);
-    let attachments = out.attachments.into_iter().map(|l| to_raw(index, l, catalog)).collect();
+    let attachments = out
+        .attachments
+        .into_iter()
+        .map(|l| to_raw(index, l, catalog))
+        .collect();
     let host = input
         .host_hint
         .clone()
-        .or_else(|| bundle.as_ref().and_then(|b: &bug_report::BundleInfo| b.host.clone()))
+        .or_else(|| {
+            bundle
+                .as_ref()
+                .and_then(|b: &bug_report::BundleInfo| b.host.clone())
+        })
         .or_else(|| most_common_host(&events));
     InputResult {
         index,
@@ -228,7 +284,10 @@ fn most_common_host(events: &[RawEvent]) -> Option<String> {
             *counts.entry(h.as_str()).or_default() += 1;
         }
     }
-    counts.into_iter().max_by_key(|(h, c)| (*c, std::cmp::Reverse(*h))).map(|(h, _)| h.to_string())
+    counts
+        .into_iter()
+        .max_by_key(|(h, c)| (*c, std::cmp::Reverse(*h)))
+        .map(|(h, _)| h.to_string())
 }
 
 fn smi_gpus(dump: &nvidia_smi::SmiDump, host: Option<String>) -> Vec<GpuRecord> {
@@ -246,7 +305,15 @@ fn smi_gpus(dump: &nvidia_smi::SmiDump, host: Option<String>) -> Vec<GpuRecord> 
                 state: g
                     .fields
                     .iter()
-                    .filter(|(k, _)| k.starts_with("ECC Errors") || k.starts_with("Remapped Rows") || k.starts_with("Retired Pages") || k.contains("Slowdown") || k.contains("Power Brake") || k.starts_with("GPU Recovery Action") || k.starts_with("GPU Reset Status"))
+                    .filter(|(k, _)| {
+                        k.starts_with("ECC Errors")
+                            || k.starts_with("Remapped Rows")
+                            || k.starts_with("Retired Pages")
+                            || k.contains("Slowdown")
+                            || k.contains("Power Brake")
+                            || k.starts_with("GPU Recovery Action")
+                            || k.starts_with("GPU Reset Status")
+                    })
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect(),
             }
@@ -255,7 +322,16 @@ fn smi_gpus(dump: &nvidia_smi::SmiDump, host: Option<String>) -> Vec<GpuRecord> 
 }
 
 #[allow(clippy::too_many_arguments)]
-fn smi_events(index: usize, dump: &nvidia_smi::SmiDump, lines: &[&str], line_base: usize, stamp: LineStamp, host: Option<String>, catalog: &Catalog, out: &mut Vec<RawEvent>) {
+fn smi_events(
+    index: usize,
+    dump: &nvidia_smi::SmiDump,
+    lines: &[&str],
+    line_base: usize,
+    stamp: LineStamp,
+    host: Option<String>,
+    catalog: &Catalog,
+    out: &mut Vec<RawEvent>,
+) {
     for e in &dump.events {
         let (layer, _) = catalog.classify(e.kind, None);
         let reason = e.attrs.get("reason").cloned().unwrap_or_default();
@@ -268,8 +344,14 @@ fn smi_events(index: usize, dump: &nvidia_smi::SmiDump, lines: &[&str], line_bas
             rank: None,
             host: host.clone(),
             layer,
-            severity: if e.severity == Severity::Info { Severity::Warning } else { e.severity },
-            message: lines.get(e.line).map_or_else(|| reason.clone(), |l| l.to_string()),
+            severity: if e.severity == Severity::Info {
+                Severity::Warning
+            } else {
+                e.severity
+            },
+            message: lines
+                .get(e.line)
+                .map_or_else(|| reason.clone(), |l| l.to_string()),
             body: reason,
             stamp,
             borrowed_time: false,

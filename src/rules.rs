@@ -118,7 +118,10 @@ impl RuleSet {
     pub fn load(extra: &[String]) -> Result<RuleSet, toml::de::Error> {
         let base: RulesFile = toml::from_str(BUILTIN_RULES)?;
         let mut set = RuleSet {
-            grouping: base.grouping.unwrap_or(Grouping { gap_s: 1800, sticky_gap_s: 10800 }),
+            grouping: base.grouping.unwrap_or(Grouping {
+                gap_s: 1800,
+                sticky_gap_s: 10800,
+            }),
             consequences: base.consequences.unwrap_or_default(),
             rules: base.rule,
         };
@@ -148,7 +151,11 @@ impl RuleSet {
     pub fn is_consequence(&self, e: &Event) -> bool {
         self.consequences.kinds.contains(&e.kind)
             || (e.kind == "xid" && e.code.is_some_and(|c| self.consequences.xid.contains(&c)))
-            || self.consequences.attrs.iter().any(|(k, v)| e.attrs.get(k) == Some(v))
+            || self
+                .consequences
+                .attrs
+                .iter()
+                .any(|(k, v)| e.attrs.get(k) == Some(v))
     }
 }
 
@@ -162,6 +169,8 @@ impl Match {
         } else {
             self.kinds.is_empty() || self.kinds.contains(&e.kind)
         };
-        kind_ok && self.min_severity.is_none_or(|s| e.severity >= s) && self.attrs.iter().all(|(k, v)| e.attrs.get(k) == Some(v))
+        kind_ok
+            && self.min_severity.is_none_or(|s| e.severity >= s)
+            && self.attrs.iter().all(|(k, v)| e.attrs.get(k) == Some(v))
     }
 }

@@ -83,7 +83,9 @@ fn wall_us(e: &RawEvent, year: i32, tz: i32) -> Option<(i64, bool)> {
 }
 
 fn year_of(secs: i64) -> i32 {
-    Utc.timestamp_opt(secs, 0).single().map_or(2000, |d| d.year())
+    Utc.timestamp_opt(secs, 0)
+        .single()
+        .map_or(2000, |d| d.year())
 }
 
 /// Picks the year for an input's year-less stamps: the anchor year, minus the New Year
@@ -169,7 +171,10 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
             .unwrap_or(opts.now);
         let refs: Vec<&RawEvent> = r.events.iter().collect();
         let (base, rolls) = infer_year(&refs, anchor);
-        let tz = opts.tz_offset.or_else(|| host_tz.get(&host).copied()).unwrap_or(0);
+        let tz = opts
+            .tz_offset
+            .or_else(|| host_tz.get(&host).copied())
+            .unwrap_or(0);
         let tz_known = opts.tz_offset.is_some() || host_tz.contains_key(&host);
         let mut v = Vec::with_capacity(r.events.len());
         for (e, roll) in r.events.iter().zip(rolls) {
@@ -177,10 +182,20 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
             match wall_us(e, year, tz) {
                 Some((us, zoned)) => {
                     let has_year = e.stamp.wall.is_some_and(|w| w.has_year) || opts.year.is_some();
-                    let q = if (zoned || tz_known) && has_year && !e.borrowed_time { TimeQuality::Exact } else { TimeQuality::Estimated };
-                    v.push(Pending { time_us: Some(us), quality: q });
+                    let q = if (zoned || tz_known) && has_year && !e.borrowed_time {
+                        TimeQuality::Exact
+                    } else {
+                        TimeQuality::Estimated
+                    };
+                    v.push(Pending {
+                        time_us: Some(us),
+                        quality: q,
+                    });
                 }
-                None => v.push(Pending { time_us: None, quality: TimeQuality::None }),
+                None => v.push(Pending {
+                    time_us: None,
+                    quality: TimeQuality::None,
+                }),
             }
         }
         pend.push(v);
@@ -190,8 +205,15 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
     for (r, pv) in results.iter().zip(&pend) {
         for (e, p) in r.events.iter().zip(pv) {
             if let (Some(m), Some(t)) = (e.stamp.mono_us, p.time_us) {
-                let host = e.host.clone().or_else(|| r.host.clone()).unwrap_or_default();
-                anchors.entry((host, e.body.clone())).or_default().push((m, t - m as i64));
+                let host = e
+                    .host
+                    .clone()
+                    .or_else(|| r.host.clone())
+                    .unwrap_or_default();
+                anchors
+                    .entry((host, e.body.clone()))
+                    .or_default()
+                    .push((m, t - m as i64));
             }
         }
     }
@@ -203,7 +225,11 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
                 continue;
             }
             let Some(m) = e.stamp.mono_us else { continue };
-            let host = e.host.clone().or_else(|| r.host.clone()).unwrap_or_default();
+            let host = e
+                .host
+                .clone()
+                .or_else(|| r.host.clone())
+                .unwrap_or_default();
             if let Some(list) = anchors.get(&(host, e.body.clone())) {
                 for &(am, off) in list {
                     if am.abs_diff(m) <= 2_000 {
@@ -217,7 +243,12 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
             if let Some(c) = b.captured {
                 let cap = (c.naive_secs - c.offset.unwrap_or(0) as i64) * 1_000_000;
                 let last_boot = r.events.iter().map(|e| e.boot).max().unwrap_or(0);
-                let last_mono = r.events.iter().filter(|e| e.boot == last_boot).filter_map(|e| e.stamp.mono_us).max();
+                let last_mono = r
+                    .events
+                    .iter()
+                    .filter(|e| e.boot == last_boot)
+                    .filter_map(|e| e.stamp.mono_us)
+                    .max();
                 if let Some(lm) = last_mono {
                     capture_bound = Some((last_boot, cap - lm as i64));
                 }
@@ -249,18 +280,25 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
         }
     }
     // GPU identities from attachments.
-    let mut identities: BTreeMap<(String, String), (Option<String>, Option<String>)> = BTreeMap::new();
+    let mut identities: BTreeMap<(String, String), (Option<String>, Option<String>)> =
+        BTreeMap::new();
     for r in results.iter() {
         let mut last_gpu: Option<String> = None;
         for a in &r.attachments {
             if a.kind != "gpu_identity" {
                 continue;
             }
-            let host = a.host.clone().or_else(|| r.host.clone()).unwrap_or_default();
+            let host = a
+                .host
+                .clone()
+                .or_else(|| r.host.clone())
+                .unwrap_or_default();
             if let Some(g) = &a.gpu {
                 last_gpu = Some(g.clone());
             }
-            let Some(g) = a.gpu.clone().or_else(|| last_gpu.clone()) else { continue };
+            let Some(g) = a.gpu.clone().or_else(|| last_gpu.clone()) else {
+                continue;
+            };
             let ent = identities.entry((host, g)).or_default();
             if let Some(u) = a.attrs.get("uuid") {
                 ent.0 = Some(u.clone());
@@ -277,17 +315,28 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
         for (e, p) in r.events.drain(..).zip(pv) {
             let host = e.host.clone().or_else(|| r.host.clone());
             let gpu_uuid = match (&host, &e.gpu) {
-                (Some(h), Some(g)) => identities.get(&(h.clone(), g.clone())).and_then(|x| x.0.clone()),
+                (Some(h), Some(g)) => identities
+                    .get(&(h.clone(), g.clone()))
+                    .and_then(|x| x.0.clone()),
                 _ => None,
             };
-            let quality = if p.time_us.is_none() { TimeQuality::None } else if e.borrowed_time { TimeQuality::Estimated } else { p.quality };
+            let quality = if p.time_us.is_none() {
+                TimeQuality::None
+            } else if e.borrowed_time {
+                TimeQuality::Estimated
+            } else {
+                p.quality
+            };
             events.push(Event {
                 id: String::new(),
                 time_us: p.time_us,
                 quality,
                 uptime_us: e.stamp.mono_us,
                 host,
-                source: SourceRef { path: r.path.clone(), line: e.line },
+                source: SourceRef {
+                    path: r.path.clone(),
+                    line: e.line,
+                },
                 input: r.index,
                 boot: e.boot,
                 kind: e.kind,
@@ -311,16 +360,23 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
     for (i, e) in events.iter_mut().enumerate() {
         e.id = format!("e{}", i + 1);
     }
-    Timeline { events, notes, identities }
+    Timeline {
+        events,
+        notes,
+        identities,
+    }
 }
 
 /// Merges watchdog progress lines into the nearest earlier timeout of the same input and rank.
 fn merge_attachments(events: &mut [Event], input: usize, attachments: &[RawEvent]) {
     for a in attachments.iter().filter(|a| a.kind == "nccl_progress") {
-        let target = events
-            .iter_mut()
-            .filter(|e| e.input == input && e.kind == "nccl_timeout" && e.source.line <= a.line && a.line - e.source.line <= 50 && (a.rank.is_none() || e.rank == a.rank))
-            .next_back();
+        let target = events.iter_mut().rfind(|e| {
+            e.input == input
+                && e.kind == "nccl_timeout"
+                && e.source.line <= a.line
+                && a.line - e.source.line <= 50
+                && (a.rank.is_none() || e.rank == a.rank)
+        });
         if let Some(t) = target {
             for (k, v) in &a.attrs {
                 t.attrs.entry(k.clone()).or_insert_with(|| v.clone());
@@ -329,13 +385,22 @@ fn merge_attachments(events: &mut [Event], input: usize, attachments: &[RawEvent
     }
 }
 
+/// Host, kind, code, GPU and message text of an event.
+type DedupeKey = (Option<String>, String, Option<i64>, Option<String>, String);
+
 /// Drops the copies of one event seen through two routes (kern.log and journal, dmesg section and
 /// syslog grep): same host, kind, code, GPU and text within two seconds; the copy's place is kept.
 fn dedupe(events: Vec<Event>) -> Vec<Event> {
     let mut out: Vec<Event> = Vec::with_capacity(events.len());
-    let mut index: BTreeMap<(Option<String>, String, Option<i64>, Option<String>, String), Vec<usize>> = BTreeMap::new();
+    let mut index: BTreeMap<DedupeKey, Vec<usize>> = BTreeMap::new();
     for e in events {
-        let key = (e.host.clone(), e.kind.clone(), e.code, e.gpu.clone(), e.body.clone());
+        let key = (
+            e.host.clone(),
+            e.kind.clone(),
+            e.code,
+            e.gpu.clone(),
+            e.body.clone(),
+        );
         let mut dup_of = None;
         if let Some(list) = index.get(&key) {
             for &i in list.iter().rev().take(64) {
@@ -344,8 +409,15 @@ fn dedupe(events: Vec<Event>) -> Vec<Event> {
                     continue;
                 }
                 let same_time = match (o.time_us, e.time_us) {
-                    (Some(a), Some(b)) => (a - b).abs() <= 2_000_000 && (o.uptime_us.is_none() || e.uptime_us.is_none() || o.uptime_us.unwrap().abs_diff(e.uptime_us.unwrap()) <= 2_000),
-                    (None, None) => o.uptime_us.is_some() && o.uptime_us == e.uptime_us && o.input != e.input,
+                    (Some(a), Some(b)) => {
+                        (a - b).abs() <= 2_000_000
+                            && (o.uptime_us.is_none()
+                                || e.uptime_us.is_none()
+                                || o.uptime_us.unwrap().abs_diff(e.uptime_us.unwrap()) <= 2_000)
+                    }
+                    (None, None) => {
+                        o.uptime_us.is_some() && o.uptime_us == e.uptime_us && o.input != e.input
+                    }
                     _ => false,
                 };
                 if same_time {
@@ -369,8 +441,24 @@ fn dedupe(events: Vec<Event>) -> Vec<Event> {
 /// boot, uptime), then events with no time in input order.
 fn order(mut events: Vec<Event>) -> Vec<Event> {
     events.sort_by(|a, b| {
-        let ka = (a.time_us.is_none(), a.time_us, a.uptime_us.is_none(), a.host.clone(), a.uptime_us, a.input, a.source.line);
-        let kb = (b.time_us.is_none(), b.time_us, b.uptime_us.is_none(), b.host.clone(), b.uptime_us, b.input, b.source.line);
+        let ka = (
+            a.time_us.is_none(),
+            a.time_us,
+            a.uptime_us.is_none(),
+            a.host.clone(),
+            a.uptime_us,
+            a.input,
+            a.source.line,
+        );
+        let kb = (
+            b.time_us.is_none(),
+            b.time_us,
+            b.uptime_us.is_none(),
+            b.host.clone(),
+            b.uptime_us,
+            b.input,
+            b.source.line,
+        );
         ka.cmp(&kb)
     });
     events

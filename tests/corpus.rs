@@ -17,7 +17,11 @@ fn own_corpus_cases_meet_their_expectations() {
             continue;
         }
         let exp_path = corpus.join("expected").join(format!("{name}.json"));
-        let expected: Value = serde_json::from_str(&std::fs::read_to_string(&exp_path).unwrap_or_else(|_| panic!("{name} has no expectation file"))).unwrap();
+        let expected: Value = serde_json::from_str(
+            &std::fs::read_to_string(&exp_path)
+                .unwrap_or_else(|_| panic!("{name} has no expectation file")),
+        )
+        .unwrap();
         let report = analyze_json(&[dir.to_str().unwrap()]);
         for p in check_expected(&report, &expected) {
             failures.push(format!("{name}: {p}"));
@@ -40,15 +44,25 @@ fn real_public_cases_meet_their_expectations() {
         return;
     }
     let mut failures = Vec::new();
-    let mut dirs: Vec<_> = std::fs::read_dir(&cases).unwrap().filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.join("expected.json").is_file()).collect();
+    let mut dirs: Vec<_> = std::fs::read_dir(&cases)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.join("expected.json").is_file())
+        .collect();
     dirs.sort();
     for dir in &dirs {
-        let expected: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
+        let expected: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap())
+                .unwrap();
         let files = case_files(dir);
         let refs: Vec<&str> = files.iter().map(String::as_str).collect();
         let report = analyze_json(&refs);
         for p in check_expected(&report, &expected) {
-            failures.push(format!("{}: {p}", dir.file_name().unwrap().to_string_lossy()));
+            failures.push(format!(
+                "{}: {p}",
+                dir.file_name().unwrap().to_string_lossy()
+            ));
         }
     }
     assert!(!dirs.is_empty());
@@ -62,15 +76,37 @@ fn clean_background_logs_give_no_incident() {
         return;
     };
     let noise = shared.join("noise");
-    let mut files: Vec<_> = std::fs::read_dir(&noise).unwrap().filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "log")).collect();
+    let mut files: Vec<_> = std::fs::read_dir(&noise)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .collect();
     files.sort();
     assert!(!files.is_empty());
     for f in files {
         let report = analyze_json(&[f.to_str().unwrap()]);
-        assert_eq!(report["verdict"]["root_cause_layer"], "none", "{}: {}", f.display(), report["verdict"]);
-        assert_eq!(report["incidents"].as_array().unwrap().len(), 0, "{}", f.display());
+        assert_eq!(
+            report["verdict"]["root_cause_layer"],
+            "none",
+            "{}: {}",
+            f.display(),
+            report["verdict"]
+        );
+        assert_eq!(
+            report["incidents"].as_array().unwrap().len(),
+            0,
+            "{}",
+            f.display()
+        );
         let bytes = std::fs::read(&f).unwrap();
-        let lines = bytes.iter().filter(|&&c| c == b'\n').count() as u64 + u64::from(bytes.last().is_some_and(|&c| c != b'\n'));
-        assert_eq!(report["inputs"][0]["lines"].as_u64().unwrap(), lines, "{}", f.display());
+        let lines = bytes.iter().filter(|&&c| c == b'\n').count() as u64
+            + u64::from(bytes.last().is_some_and(|&c| c != b'\n'));
+        assert_eq!(
+            report["inputs"][0]["lines"].as_u64().unwrap(),
+            lines,
+            "{}",
+            f.display()
+        );
     }
 }

@@ -15,9 +15,18 @@ fn every_recognizer_matches_its_samples_and_rejects_its_rejects() {
 #[test]
 fn catalog_covers_the_codes_and_kinds_of_the_contract() {
     let c = Catalog::builtin();
-    for code in [13, 31, 32, 43, 45, 48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 109, 119, 120, 140, 144, 149, 150, 154] {
-        let x = c.xid.get(&code).unwrap_or_else(|| panic!("Xid {code} missing"));
-        assert!(!x.meaning.is_empty() && !x.actions.is_empty(), "Xid {code} lacks meaning or actions");
+    for code in [
+        13, 31, 32, 43, 45, 48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 109, 119, 120, 140, 144, 149,
+        150, 154,
+    ] {
+        let x = c
+            .xid
+            .get(&code)
+            .unwrap_or_else(|| panic!("Xid {code} missing"));
+        assert!(
+            !x.meaning.is_empty() && !x.actions.is_empty(),
+            "Xid {code} lacks meaning or actions"
+        );
         assert!(x.title.len() <= 60, "Xid {code} title too long");
     }
     assert!(c.xid[&45].sympathetic && c.xid[&154].sympathetic);
@@ -69,7 +78,10 @@ actions = ["Ask the site team"]
 fn explain_knows_codes_and_kinds() {
     let c = Catalog::builtin();
     let t = faultline::explain::explain(&c, "xid", Some("79")).unwrap();
-    assert!(t.contains("fallen off the bus") || t.contains("fell off the bus"), "{t}");
+    assert!(
+        t.contains("fallen off the bus") || t.contains("fell off the bus"),
+        "{t}"
+    );
     assert!(t.contains("RESTART_BM"), "{t}");
     assert!(faultline::explain::explain(&c, "sxid", Some("20034")).is_some());
     assert!(faultline::explain::explain(&c, "kind", Some("nccl_timeout")).is_some());

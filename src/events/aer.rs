@@ -8,12 +8,20 @@ use crate::model::Severity;
 /// Parses an AER header and its detail lines.
 pub fn aer_drafts(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
     let body = rec.body;
-    let Some(pos) = body.find("AER: ") else { return false };
+    let Some(pos) = body.find("AER: ") else {
+        return false;
+    };
     let head = &body[pos + 5..];
     let head = head.strip_prefix("Multiple ").unwrap_or(head);
-    let (class, rest) = if let Some(r) = head.strip_prefix("Corrected").or_else(|| head.strip_prefix("Correctable")) {
+    let (class, rest) = if let Some(r) = head
+        .strip_prefix("Corrected")
+        .or_else(|| head.strip_prefix("Correctable"))
+    {
         ("corrected", r)
-    } else if let Some(r) = head.strip_prefix("Uncorrected").or_else(|| head.strip_prefix("Uncorrectable")) {
+    } else if let Some(r) = head
+        .strip_prefix("Uncorrected")
+        .or_else(|| head.strip_prefix("Uncorrectable"))
+    {
         if r.starts_with(" (Fatal)") {
             ("fatal", r)
         } else {
@@ -22,8 +30,13 @@ pub fn aer_drafts(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
     } else {
         return false;
     };
-    let Some(recv) = rest.find("received") else { return false };
-    let src_text = rest[recv + 8..].trim_start_matches([':', ' ']).trim_start_matches("from ").trim();
+    let Some(recv) = rest.find("received") else {
+        return false;
+    };
+    let src_text = rest[recv + 8..]
+        .trim_start_matches([':', ' '])
+        .trim_start_matches("from ")
+        .trim();
     let mut d = Draft::new("pcie_aer");
     d.severity = Some(match class {
         "corrected" => Severity::Warning,
@@ -32,12 +45,19 @@ pub fn aer_drafts(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
     });
     d.attrs.insert("severity".into(), class.into());
     // reporter: `pcieport 0000:00:02.0: AER: …`
-    let reporter = body[..pos].split_whitespace().nth(1).and_then(normalize_bdf);
+    let reporter = body[..pos]
+        .split_whitespace()
+        .nth(1)
+        .and_then(normalize_bdf);
     if let Some(r) = &reporter {
         d.attrs.insert("reporter".into(), r.clone());
     }
     let source = if let Some(id) = src_text.strip_prefix("id=") {
-        aer_requester_id(id.split(|c: char| !c.is_ascii_hexdigit()).next().unwrap_or(""))
+        aer_requester_id(
+            id.split(|c: char| !c.is_ascii_hexdigit())
+                .next()
+                .unwrap_or(""),
+        )
     } else {
         src_text.split_whitespace().next().and_then(normalize_bdf)
     };
@@ -49,7 +69,9 @@ pub fn aer_drafts(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
     }
     let prefix = &body[..pos];
     for line in rec.following.iter().take(6) {
-        let Some(i) = line.find(prefix.trim_end()) else { break };
+        let Some(i) = line.find(prefix.trim_end()) else {
+            break;
+        };
         let detail = &line[i + prefix.trim_end().len()..];
         if detail.contains("AER: ") && detail.contains("received") {
             break;
@@ -58,7 +80,10 @@ pub fn aer_drafts(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
             d.attrs.insert("type".into(), t.to_string());
         }
         let dt = detail.trim();
-        if let Some(close) = dt.strip_prefix('[').and_then(|r| r.find(']').map(|c| &r[c + 1..])) {
+        if let Some(close) = dt
+            .strip_prefix('[')
+            .and_then(|r| r.find(']').map(|c| &r[c + 1..]))
+        {
             let name = close.trim().trim_end_matches("(First)").trim();
             if !name.is_empty() {
                 let entry = d.attrs.entry("errors".into()).or_default();

@@ -14,7 +14,9 @@ fn field<'a>(line: &'a str, name: &str) -> Option<&'a str> {
 
 /// A `ChildFailedError` failure entry: `exitcode  : -6 (pid: 32051)` with its rank, host and time lines.
 pub fn torchrun_failure(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
-    let Some(v) = field(rec.body, "exitcode") else { return false };
+    let Some(v) = field(rec.body, "exitcode") else {
+        return false;
+    };
     let code: Option<i64> = v.split_whitespace().next().and_then(|c| c.parse().ok());
     let mut d = Draft::new("process_exit");
     d.code = code;
@@ -32,12 +34,18 @@ pub fn torchrun_failure(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
             d.host = Some(h.to_string());
         } else if let Some(t) = field(line, "time") {
             if let Some((ws, _)) = iso_datetime(t.as_bytes()) {
-                d.stamp = Some(LineStamp { wall: Some(ws), mono_us: None });
+                d.stamp = Some(LineStamp {
+                    wall: Some(ws),
+                    mono_us: None,
+                });
             }
         } else if line.starts_with("Root Cause") {
             root_cause = true;
             break;
-        } else if line.starts_with("Failures:") || line.starts_with("----") || line.starts_with("====") {
+        } else if line.starts_with("Failures:")
+            || line.starts_with("----")
+            || line.starts_with("====")
+        {
             break;
         }
     }
@@ -60,7 +68,9 @@ pub fn torchrun_failure(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
             _ => "",
         };
         if !sig.is_empty() {
-            d.attrs.entry("signal".into()).or_insert_with(|| sig.to_string());
+            d.attrs
+                .entry("signal".into())
+                .or_insert_with(|| sig.to_string());
         }
     }
     out.push(d);
@@ -71,24 +81,35 @@ pub fn torchrun_failure(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
 /// Retry-exceeded statuses (12, 13) also raise an `ib_link` event; 5 (flushed) is a follow-on error.
 pub fn nccl_ib_completion(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
     let body = rec.body;
-    let Some(p) = body.find("Got completion from peer") else { return false };
+    let Some(p) = body.find("Got completion from peer") else {
+        return false;
+    };
     let rest = &body[p..];
     let status: Option<i64> = if let Some(s) = super::xid::between(rest, "with error ", ",") {
         s.parse().ok()
     } else if let Some(s) = super::xid::between(rest, "status=", " ") {
-        s.rsplit('(').next().map(|x| x.trim_end_matches(')')).and_then(|x| x.parse().ok())
+        s.rsplit('(')
+            .next()
+            .map(|x| x.trim_end_matches(')'))
+            .and_then(|x| x.parse().ok())
     } else {
         None
     };
     let mut d = Draft::new("nccl_error");
     if let Some(peer) = super::xid::between(rest, "from peer ", " ") {
-        d.attrs.insert("peer".into(), peer.split('<').next().unwrap_or(peer).to_string());
+        d.attrs.insert(
+            "peer".into(),
+            peer.split('<').next().unwrap_or(peer).to_string(),
+        );
     }
     if let Some(s) = status {
         d.attrs.insert("ib_status".into(), s.to_string());
     }
-    if let Some(v) = super::xid::between(rest, "vendor err ", " ").or_else(|| super::xid::between(rest, "vendor_err=", " ")) {
-        d.attrs.insert("vendor_err".into(), v.trim_end_matches(',').to_string());
+    if let Some(v) = super::xid::between(rest, "vendor err ", " ")
+        .or_else(|| super::xid::between(rest, "vendor_err=", " "))
+    {
+        d.attrs
+            .insert("vendor_err".into(), v.trim_end_matches(',').to_string());
     }
     if let Some(h) = super::xid::between(rest, "hca ", " ") {
         d.attrs.insert("hca".into(), h.to_string());

@@ -98,7 +98,10 @@ pub struct Draft {
 impl Draft {
     /// A draft of `kind`.
     pub fn new(kind: &str) -> Draft {
-        Draft { kind: kind.to_string(), ..Draft::default() }
+        Draft {
+            kind: kind.to_string(),
+            ..Draft::default()
+        }
     }
 }
 
@@ -166,7 +169,10 @@ impl RecognizerSet {
         for text in std::iter::once(BUILTIN_RECOGNIZERS).chain(extra.iter().map(String::as_str)) {
             let f: RecognizerFile = toml::from_str(text)?;
             for (code, kinds) in f.xid_derived {
-                let c: i64 = code.parse().map_err(|_| RecognizerError::Invalid { id: "xid_derived".into(), what: format!("code {code} is not a number") })?;
+                let c: i64 = code.parse().map_err(|_| RecognizerError::Invalid {
+                    id: "xid_derived".into(),
+                    what: format!("code {code} is not a number"),
+                })?;
                 derived.insert(c, kinds);
             }
             for d in f.recognizer {
@@ -180,16 +186,30 @@ impl RecognizerSet {
         let mut compiled = Vec::with_capacity(defs.len());
         for def in defs {
             if def.anchors.is_empty() || def.anchors.iter().any(|a| a.len() < 4) {
-                return Err(RecognizerError::Invalid { id: def.id, what: "needs anchors of at least 4 bytes".into() });
+                return Err(RecognizerError::Invalid {
+                    id: def.id,
+                    what: "needs anchors of at least 4 bytes".into(),
+                });
             }
             let regex = match &def.regex {
-                Some(r) => Some(Regex::new(r).map_err(|e| RecognizerError::Regex { id: def.id.clone(), err: e.to_string() })?),
+                Some(r) => Some(Regex::new(r).map_err(|e| RecognizerError::Regex {
+                    id: def.id.clone(),
+                    err: e.to_string(),
+                })?),
                 None => None,
             };
             match (&regex, &def.parser) {
-                (None, None) => return Err(RecognizerError::Invalid { id: def.id, what: "needs a regex or a parser".into() }),
+                (None, None) => {
+                    return Err(RecognizerError::Invalid {
+                        id: def.id,
+                        what: "needs a regex or a parser".into(),
+                    })
+                }
                 (_, Some(p)) if !PARSERS.contains(&p.as_str()) => {
-                    return Err(RecognizerError::Invalid { id: def.id.clone(), what: format!("unknown parser {p}") })
+                    return Err(RecognizerError::Invalid {
+                        id: def.id.clone(),
+                        what: format!("unknown parser {p}"),
+                    })
                 }
                 _ => {}
             }
@@ -212,8 +232,17 @@ impl RecognizerSet {
         let automaton = AhoCorasickBuilder::new()
             .match_kind(MatchKind::Standard)
             .build(&anchors)
-            .map_err(|e| RecognizerError::Invalid { id: "anchors".into(), what: e.to_string() })?;
-        Ok(RecognizerSet { compiled, automaton, anchor_owners: owners, anchors, xid_derived: derived })
+            .map_err(|e| RecognizerError::Invalid {
+                id: "anchors".into(),
+                what: e.to_string(),
+            })?;
+        Ok(RecognizerSet {
+            compiled,
+            automaton,
+            anchor_owners: owners,
+            anchors,
+            xid_derived: derived,
+        })
     }
 
     /// Number of recognizers.
@@ -260,13 +289,17 @@ impl RecognizerSet {
             }
             _ => {
                 let Some(re) = &c.regex else { return };
-                let Some(caps) = re.captures(rec.body) else { return };
+                let Some(caps) = re.captures(rec.body) else {
+                    return;
+                };
                 let mut d = Draft::new(&def.kind);
                 for name in re.capture_names().flatten() {
                     let Some(m) = caps.name(name) else { continue };
                     let v = m.as_str().trim();
                     match name {
-                        "gpu" => d.gpu = crate::ids::normalize_bdf(v).or_else(|| Some(v.to_string())),
+                        "gpu" => {
+                            d.gpu = crate::ids::normalize_bdf(v).or_else(|| Some(v.to_string()))
+                        }
                         "busid" => d.gpu = crate::ids::nccl_bus_id(v),
                         "code" => d.code = v.parse().ok(),
                         "rank" => d.rank = v.parse().ok(),
@@ -310,17 +343,35 @@ impl RecognizerSet {
                 for s in lines {
                     let parts: Vec<String> = s.split('\n').map(str::to_string).collect();
                     let head = crate::formats::parse_head(parts[0].as_bytes());
-                    let body = crate::scan::normalize_body(&s[head.msg_start.min(parts[0].len())..]);
+                    let body =
+                        crate::scan::normalize_body(&s[head.msg_start.min(parts[0].len())..]);
                     let following: Vec<String> = parts[1..].to_vec();
-                    let rec = Record { body: &body, preceding: &[], following: &following, rank: head.rank };
-                    let hit = self.automaton.find_overlapping_iter(body.as_str()).any(|m| self.anchor_owners[m.pattern().as_usize()].contains(&i));
+                    let rec = Record {
+                        body: &body,
+                        preceding: &[],
+                        following: &following,
+                        rank: head.rank,
+                    };
+                    let hit = self
+                        .automaton
+                        .find_overlapping_iter(body.as_str())
+                        .any(|m| self.anchor_owners[m.pattern().as_usize()].contains(&i));
                     let mut out = Vec::new();
                     if hit {
                         self.apply(i, &rec, &mut out);
                     }
                     let got = out.iter().any(|d| !d.derived);
                     if got != want {
-                        failures.push(format!("{}: {} {:?}", c.def.id, if want { "missed sample" } else { "matched reject" }, s));
+                        failures.push(format!(
+                            "{}: {} {:?}",
+                            c.def.id,
+                            if want {
+                                "missed sample"
+                            } else {
+                                "matched reject"
+                            },
+                            s
+                        ));
                     }
                 }
             }

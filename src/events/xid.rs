@@ -29,7 +29,10 @@ pub struct XidLine<'a> {
 fn pci_block(i: &str) -> IResult<&str, &str> {
     delimited(
         char('('),
-        preceded(opt(tag("PCI:")), take_while1(|c: char| c.is_ascii_hexdigit() || c == ':' || c == '.')),
+        preceded(
+            opt(tag("PCI:")),
+            take_while1(|c: char| c.is_ascii_hexdigit() || c == ':' || c == '.'),
+        ),
         preceded(take_till(|c| c == ')'), char(')')),
     )(i)
 }
@@ -53,7 +56,16 @@ pub fn parse_xid<'a>(i: &'a str) -> IResult<&'a str, XidLine<'a>> {
     let (i, pid) = opt(field("pid="))(i)?;
     let (i, name) = opt(field("name="))(i)?;
     let known = |v: Option<&'a str>| v.filter(|s| !s.is_empty() && !s.contains("<unknown>"));
-    Ok(("", XidLine { pci, code, pid: known(pid), name: known(name), text: i.trim() }))
+    Ok((
+        "",
+        XidLine {
+            pci,
+            code,
+            pid: known(pid),
+            name: known(name),
+            text: i.trim(),
+        },
+    ))
 }
 
 /// Fields of an SXid line.
@@ -79,7 +91,15 @@ pub fn parse_sxid(i: &str) -> IResult<&str, SxidLine<'_>> {
     let (i, _) = preceded(char(':'), space0)(i)?;
     let (i, code) = map_res(digit1, str::parse::<i64>)(i)?;
     let (i, _) = opt(alt((tag(", "), tag(","))))(i)?;
-    Ok(("", SxidLine { switch, pci, code, text: i.trim() }))
+    Ok((
+        "",
+        SxidLine {
+            switch,
+            pci,
+            code,
+            text: i.trim(),
+        },
+    ))
 }
 
 fn attr(d: &mut Draft, k: &str, v: impl Into<String>) {
@@ -87,9 +107,17 @@ fn attr(d: &mut Draft, k: &str, v: impl Into<String>) {
 }
 
 /// Turns an Xid line into drafts: the `xid` event plus kinds derived from its code.
-pub fn xid_drafts(body: &str, derived: &std::collections::BTreeMap<i64, Vec<String>>, out: &mut Vec<Draft>) -> bool {
-    let Some(start) = body.find("NVRM: Xid") else { return false };
-    let Ok((_, x)) = parse_xid(&body[start..]) else { return false };
+pub fn xid_drafts(
+    body: &str,
+    derived: &std::collections::BTreeMap<i64, Vec<String>>,
+    out: &mut Vec<Draft>,
+) -> bool {
+    let Some(start) = body.find("NVRM: Xid") else {
+        return false;
+    };
+    let Ok((_, x)) = parse_xid(&body[start..]) else {
+        return false;
+    };
     let mut d = Draft::new("xid");
     d.code = Some(x.code);
     d.gpu = normalize_bdf(x.pci);
@@ -110,7 +138,11 @@ pub fn xid_drafts(body: &str, derived: &std::collections::BTreeMap<i64, Vec<Stri
         attr(&mut d, "link", link.trim());
     }
     if let Some(action) = x.text.split(" to ").nth(1).filter(|_| x.code == 154) {
-        attr(&mut d, "recovery_action", action.trim().trim_end_matches('.'));
+        attr(
+            &mut d,
+            "recovery_action",
+            action.trim().trim_end_matches('.'),
+        );
     }
     if x.code == 74 || (144..=150).contains(&x.code) {
         let fatal = x.text.contains("fatal") || x.text.contains("Fatal");
@@ -134,7 +166,9 @@ pub fn xid_drafts(body: &str, derived: &std::collections::BTreeMap<i64, Vec<Stri
 
 /// Turns an SXid line into drafts. Continuation lines (`Severity …`, `Data {…}`) give no event.
 pub fn sxid_drafts(body: &str, out: &mut Vec<Draft>) -> bool {
-    let Ok((_, s)) = parse_sxid(body) else { return false };
+    let Ok((_, s)) = parse_sxid(body) else {
+        return false;
+    };
     let t = s.text;
     if t.starts_with("Severity") || t.starts_with("Data") {
         return true;
@@ -143,7 +177,13 @@ pub fn sxid_drafts(body: &str, out: &mut Vec<Draft>) -> bool {
     d.code = Some(s.code);
     d.gpu = normalize_bdf(s.pci);
     attr(&mut d, "switch", s.switch);
-    let fatality = if t.starts_with("Non-fatal") || t.starts_with("Non-Fatal") { "non_fatal" } else if t.starts_with("Fatal") { "fatal" } else { "" };
+    let fatality = if t.starts_with("Non-fatal") || t.starts_with("Non-Fatal") {
+        "non_fatal"
+    } else if t.starts_with("Fatal") {
+        "fatal"
+    } else {
+        ""
+    };
     if !fatality.is_empty() {
         attr(&mut d, "fatality", fatality);
     }
@@ -152,7 +192,11 @@ pub fn sxid_drafts(body: &str, out: &mut Vec<Draft>) -> bool {
     }
     attr(&mut d, "text", t);
     let thermal = s.code == 10004 || s.code == 10005;
-    let mut nv = Draft::new(if thermal { "gpu_thermal" } else { "nvlink_error" });
+    let mut nv = Draft::new(if thermal {
+        "gpu_thermal"
+    } else {
+        "nvlink_error"
+    });
     nv.gpu = d.gpu.clone();
     nv.code = Some(s.code);
     nv.attrs = d.attrs.clone();
@@ -181,24 +225,55 @@ mod tests {
     #[test]
     fn xid_variants() {
         let (_, x) = parse_xid("NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.").unwrap();
-        assert_eq!((x.pci, x.code, x.pid, x.name, x.text), ("0000:3b:00", 79, None, None, "GPU has fallen off the bus."));
-        let (_, x) = parse_xid("NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row").unwrap();
-        assert_eq!((x.code, x.pid, x.text), (63, Some("1896"), "Row Remapper: New row"));
+        assert_eq!(
+            (x.pci, x.code, x.pid, x.name, x.text),
+            ("0000:3b:00", 79, None, None, "GPU has fallen off the bus.")
+        );
+        let (_, x) =
+            parse_xid("NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row").unwrap();
+        assert_eq!(
+            (x.code, x.pid, x.text),
+            (63, Some("1896"), "Row Remapper: New row")
+        );
         let (_, x) = parse_xid("NVRM: Xid (0000:03:00): 14, Channel 00000001").unwrap();
-        assert_eq!((x.pci, x.code, x.text), ("0000:03:00", 14, "Channel 00000001"));
-        let (_, x) = parse_xid("NVRM: Xid (PCI:0000:3b:00 GPU-I:01 GPU-CI:02): 13, pid=5, name=python, Graphics").unwrap();
-        assert_eq!((x.pci, x.name, x.text), ("0000:3b:00", Some("python"), "Graphics"));
-        let (_, x) = parse_xid("NVRM: Xid (PCI:0000:02:00): 79, GPU has fallen off the bus.").unwrap();
+        assert_eq!(
+            (x.pci, x.code, x.text),
+            ("0000:03:00", 14, "Channel 00000001")
+        );
+        let (_, x) = parse_xid(
+            "NVRM: Xid (PCI:0000:3b:00 GPU-I:01 GPU-CI:02): 13, pid=5, name=python, Graphics",
+        )
+        .unwrap();
+        assert_eq!(
+            (x.pci, x.name, x.text),
+            ("0000:3b:00", Some("python"), "Graphics")
+        );
+        let (_, x) =
+            parse_xid("NVRM: Xid (PCI:0000:02:00): 79, GPU has fallen off the bus.").unwrap();
         assert_eq!((x.pid, x.text), (None, "GPU has fallen off the bus."));
         assert!(parse_xid("NVRM: Xid (PCI:0000:02:00): abc").is_err());
     }
 
     #[test]
     fn sxid_lines() {
-        let (_, s) = parse_sxid("nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 20034, Fatal, Link 63 LTSSM Fault Up").unwrap();
-        assert_eq!((s.switch, s.pci, s.code, s.text), ("nvswitch0", "0000:05:00.0", 20034, "Fatal, Link 63 LTSSM Fault Up"));
+        let (_, s) = parse_sxid(
+            "nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 20034, Fatal, Link 63 LTSSM Fault Up",
+        )
+        .unwrap();
+        assert_eq!(
+            (s.switch, s.pci, s.code, s.text),
+            (
+                "nvswitch0",
+                "0000:05:00.0",
+                20034,
+                "Fatal, Link 63 LTSSM Fault Up"
+            )
+        );
         let mut out = vec![];
-        assert!(sxid_drafts("nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 20034, Severity 1 Engine instance 60", &mut out));
+        assert!(sxid_drafts(
+            "nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 20034, Severity 1 Engine instance 60",
+            &mut out
+        ));
         assert!(out.is_empty());
     }
 }

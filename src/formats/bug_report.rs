@@ -11,7 +11,8 @@ pub const SEPARATOR: &str = "____________________________________________";
 pub fn looks_like(head: &[u8]) -> bool {
     let h = &head[..head.len().min(8192)];
     memchr::memmem::find(h, b"Start of NVIDIA bug report log file").is_some()
-        || (memchr::memmem::find(h, b"nvidia-bug-report.sh").is_some() && memchr::memmem::find(h, SEPARATOR.as_bytes()).is_some())
+        || (memchr::memmem::find(h, b"nvidia-bug-report.sh").is_some()
+            && memchr::memmem::find(h, SEPARATOR.as_bytes()).is_some())
 }
 
 /// One section: its header and 0-based line range (header line included).
@@ -65,7 +66,11 @@ pub fn parse(text: &str) -> BundleInfo {
                 j += 1;
             }
             if j < lines.len() {
-                cur = Some(Section { header: lines[j].trim().to_string(), start: j, end: lines.len() });
+                cur = Some(Section {
+                    header: lines[j].trim().to_string(),
+                    start: j,
+                    end: lines.len(),
+                });
             }
             i = j.max(i + 1);
             continue;
@@ -73,14 +78,22 @@ pub fn parse(text: &str) -> BundleInfo {
         if let Some(v) = l.strip_prefix("nvidia-bug-report.sh Version: ") {
             info.script_version = Some(v.trim().to_string());
         } else if let Some(v) = l.strip_prefix("Date: ") {
-            info.captured = super::time::ctime_datetime(v.trim().as_bytes()).map(|x| x.0).or_else(|| super::time::cjk_datetime(v.trim().as_bytes()));
+            info.captured = super::time::ctime_datetime(v.trim().as_bytes())
+                .map(|x| x.0)
+                .or_else(|| super::time::cjk_datetime(v.trim().as_bytes()));
         } else if let Some(v) = l.strip_prefix("uname: ") {
             let mut f = v.split_whitespace();
             f.next();
             info.host = f.next().map(str::to_string);
             info.kernel = f.next().map(str::to_string);
         } else if l.starts_with("NVRM version:") && info.driver.is_none() {
-            info.driver = l.split_whitespace().find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()) && w.matches('.').count() >= 1).map(str::to_string);
+            info.driver = l
+                .split_whitespace()
+                .find(|w| {
+                    w.chars().next().is_some_and(|c| c.is_ascii_digit())
+                        && w.matches('.').count() >= 1
+                })
+                .map(str::to_string);
         } else if let Some(v) = l.strip_prefix("*** ls: ") {
             if info.utc_offset.is_none() {
                 // `… 2024-12-19 15:21:06.560252041 +0800 /path`
@@ -107,7 +120,8 @@ pub fn parse(text: &str) -> BundleInfo {
     }
     for want in ["dmesg:", "Scanning kernel log files", "nvidia-smi --query"] {
         if !info.sections.iter().any(|s| s.header.contains(want)) {
-            info.coverage_gaps.push(format!("no '{want}' section in the report"));
+            info.coverage_gaps
+                .push(format!("no '{want}' section in the report"));
         }
     }
     if let (Some(c), Some(off)) = (info.captured.as_mut(), info.utc_offset) {

@@ -7,7 +7,13 @@ use std::collections::BTreeMap;
 /// True when the text is a dcgmi diag table.
 pub fn looks_like(head: &[u8]) -> bool {
     let t = String::from_utf8_lossy(&head[..head.len().min(16 * 1024)]);
-    t.lines().any(|l| l.starts_with('|') && (l.contains("Pass") || l.contains("Fail") || l.contains("Warning") || l.contains("Diagnostic")))
+    t.lines().any(|l| {
+        l.starts_with('|')
+            && (l.contains("Pass")
+                || l.contains("Fail")
+                || l.contains("Warning")
+                || l.contains("Diagnostic"))
+    })
 }
 
 /// One test row.
@@ -60,12 +66,18 @@ pub fn rows(text: &str) -> Vec<DiagRow> {
     let mut out: Vec<DiagRow> = Vec::new();
     let mut prev_full = false;
     for (i, l) in text.lines().enumerate() {
-        let Some((a, b)) = cells(l.trim_end_matches('\r')) else { continue };
+        let Some((a, b)) = cells(l.trim_end_matches('\r')) else {
+            continue;
+        };
         if a.trim().starts_with('-') || a.trim().starts_with('=') {
             continue;
         }
         if !a.trim().is_empty() {
-            out.push(DiagRow { line: i, name: a.trim().to_string(), result: content(&b).trim_start().to_string() });
+            out.push(DiagRow {
+                line: i,
+                name: a.trim().to_string(),
+                result: content(&b).trim_start().to_string(),
+            });
         } else if let Some(r) = out.last_mut() {
             let piece = content(&b);
             if prev_full {
@@ -88,7 +100,11 @@ fn named_gpu(result: &str) -> Option<String> {
         Some(p) => &result[p + "Fail - GPU".len()..],
         None => &result[result.find("GPU")? + 3..],
     };
-    let n: String = after.trim_start_matches(['s', ':', ' ']).chars().take_while(char::is_ascii_digit).collect();
+    let n: String = after
+        .trim_start_matches(['s', ':', ' '])
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
     (!n.is_empty()).then_some(n)
 }
 
@@ -106,17 +122,39 @@ pub fn events(text: &str) -> (Vec<DiagEvent>, u64) {
         let mut attrs = BTreeMap::new();
         attrs.insert("test".to_string(), current_test.clone());
         attrs.insert("result".to_string(), r.result.clone());
-        if lower.contains("thermal violation") || lower.contains("temperature") && lower.contains("exceed") {
-            out.push(DiagEvent { line: r.line, kind: "gpu_thermal", severity: Severity::Error, gpu_index, attrs });
-        } else if lower.contains("power") && (lower.contains("violation") || lower.contains("exceed")) {
-            out.push(DiagEvent { line: r.line, kind: "gpu_power", severity: Severity::Error, gpu_index, attrs });
+        if lower.contains("thermal violation")
+            || lower.contains("temperature") && lower.contains("exceed")
+        {
+            out.push(DiagEvent {
+                line: r.line,
+                kind: "gpu_thermal",
+                severity: Severity::Error,
+                gpu_index,
+                attrs,
+            });
+        } else if lower.contains("power")
+            && (lower.contains("violation") || lower.contains("exceed"))
+        {
+            out.push(DiagEvent {
+                line: r.line,
+                kind: "gpu_power",
+                severity: Severity::Error,
+                gpu_index,
+                attrs,
+            });
         } else if lower.contains("fail") {
             let kind = match current_test.to_ascii_lowercase() {
                 t if t.contains("pcie") => "pcie_aer",
                 t if t.contains("nvlink") => "nvlink_error",
                 _ => "diag_failure",
             };
-            out.push(DiagEvent { line: r.line, kind, severity: Severity::Warning, gpu_index, attrs });
+            out.push(DiagEvent {
+                line: r.line,
+                kind,
+                severity: Severity::Warning,
+                gpu_index,
+                attrs,
+            });
         }
     }
     (out, rows.len() as u64)
@@ -132,8 +170,16 @@ mod tests {
         let (ev, _) = events(t);
         let th = ev.iter().find(|e| e.kind == "gpu_thermal").unwrap();
         assert_eq!(th.gpu_index.as_deref(), Some("0"));
-        assert!(th.attrs["result"].contains("13.3 seconds started"), "{}", th.attrs["result"]);
-        assert!(th.attrs["result"].contains("for GPU 0"), "{}", th.attrs["result"]);
+        assert!(
+            th.attrs["result"].contains("13.3 seconds started"),
+            "{}",
+            th.attrs["result"]
+        );
+        assert!(
+            th.attrs["result"].contains("for GPU 0"),
+            "{}",
+            th.attrs["result"]
+        );
         let fail = ev.iter().find(|e| e.kind == "diag_failure").unwrap();
         assert_eq!(fail.gpu_index.as_deref(), Some("0"));
     }

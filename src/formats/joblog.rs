@@ -64,7 +64,15 @@ fn glog(line: &[u8]) -> Option<(WallStamp, usize)> {
     let sod = hms(line.get(6..)?)?;
     let (_, fl) = fraction(&line[14..]);
     let naive_secs = civil_secs(NO_YEAR, mo, d, sod)?;
-    Some((WallStamp { naive_secs, micros: 0, offset: None, has_year: false }, 14 + fl))
+    Some((
+        WallStamp {
+            naive_secs,
+            micros: 0,
+            offset: None,
+            has_year: false,
+        },
+        14 + fl,
+    ))
 }
 
 /// Fabric Manager `[Feb 27 2025 14:03:13] ` (local time, no zone).
@@ -89,7 +97,12 @@ fn fabric(line: &[u8]) -> Option<(WallStamp, usize)> {
     if line.get(i) != Some(&b']') {
         return None;
     }
-    let ws = WallStamp { naive_secs: civil_secs(y, mo, d as u32, sod)?, micros: 0, offset: None, has_year: true };
+    let ws = WallStamp {
+        naive_secs: civil_secs(y, mo, d as u32, sod)?,
+        micros: 0,
+        offset: None,
+        has_year: true,
+    };
     Some((ws, i + 1))
 }
 
@@ -101,7 +114,12 @@ pub fn nccl_host(line: &[u8]) -> Option<(&[u8], usize)> {
     let tid = parts.next()?;
     let pid = parts.next()?;
     let host = parts.next()?;
-    if host.is_empty() || tid.is_empty() || pid.is_empty() || !tid.iter().all(u8::is_ascii_digit) || !pid.iter().all(u8::is_ascii_digit) {
+    if host.is_empty()
+        || tid.is_empty()
+        || pid.is_empty()
+        || !tid.iter().all(u8::is_ascii_digit)
+        || !pid.iter().all(u8::is_ascii_digit)
+    {
         return None;
     }
     if line.get(sp + 1) != Some(&b'[') {
@@ -122,7 +140,11 @@ pub fn job_prefix(line: &[u8]) -> Option<Prefix<'_>> {
         let inner = &line[1..close];
         if let Some((ws, _)) = glog_short(inner) {
             (Some(ws), close + 1, Shape::C10)
-        } else if inner.len() > 2 && matches!(inner[0], b'E' | b'W' | b'I' | b'F') && inner[1] == b' ' && memchr::memchr(b':', inner).is_some() {
+        } else if inner.len() > 2
+            && matches!(inner[0], b'E' | b'W' | b'I' | b'F')
+            && inner[1] == b' '
+            && memchr::memchr(b':', inner).is_some()
+        {
             (None, close + 1, Shape::C10)
         } else {
             return None;
@@ -143,7 +165,15 @@ pub fn job_prefix(line: &[u8]) -> Option<Prefix<'_>> {
         host = Some(h);
         n += hl;
     }
-    Some(Prefix { stamp: LineStamp { wall: ws, mono_us: None }, host, msg_start: n, shape })
+    Some(Prefix {
+        stamp: LineStamp {
+            wall: ws,
+            mono_us: None,
+        },
+        host,
+        msg_start: n,
+        shape,
+    })
 }
 
 /// c10 `E321 02:07:08.408271257 File.cpp:607` inside brackets: month digits may be 1 or 2 wide.
@@ -156,16 +186,33 @@ fn glog_short(inner: &[u8]) -> Option<(WallStamp, usize)> {
     if !(3..=4).contains(&md.len()) || !md.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    let (mo, d) = if md.len() == 4 { (digits(md, 2)?, digits(&md[2..], 2)?) } else { (digits(md, 1)?, digits(&md[1..], 2)?) };
+    let (mo, d) = if md.len() == 4 {
+        (digits(md, 2)?, digits(&md[2..], 2)?)
+    } else {
+        (digits(md, 1)?, digits(&md[1..], 2)?)
+    };
     let sod = hms(inner.get(sp + 1..)?)?;
     let naive_secs = civil_secs(NO_YEAR, mo, d, sod)?;
-    Some((WallStamp { naive_secs, micros: 0, offset: None, has_year: false }, sp + 9))
+    Some((
+        WallStamp {
+            naive_secs,
+            micros: 0,
+            offset: None,
+            has_year: false,
+        },
+        sp + 9,
+    ))
 }
 
 /// An NCCL line without any time: `host:pid:tid [dev] NCCL INFO …`.
 pub fn nccl_untimed(line: &[u8]) -> Option<Prefix<'_>> {
     let (host, n) = nccl_host(line)?;
-    Some(Prefix { stamp: LineStamp::default(), host: Some(host), msg_start: n, shape: Shape::Nccl })
+    Some(Prefix {
+        stamp: LineStamp::default(),
+        host: Some(host),
+        msg_start: n,
+        shape: Shape::Nccl,
+    })
 }
 
 #[cfg(test)]
@@ -174,8 +221,14 @@ mod tests {
 
     #[test]
     fn launcher_prefixes() {
-        assert_eq!(launcher_prefix(b"[rank5]: torch.OutOfMemoryError"), (9, Some(5)));
-        assert_eq!(launcher_prefix(b"[rank0]:[E1122 06:40:00.5 x"), (8, Some(0)));
+        assert_eq!(
+            launcher_prefix(b"[rank5]: torch.OutOfMemoryError"),
+            (9, Some(5))
+        );
+        assert_eq!(
+            launcher_prefix(b"[rank0]:[E1122 06:40:00.5 x"),
+            (8, Some(0))
+        );
         assert_eq!(launcher_prefix(b" 3: hello"), (4, Some(3)));
         assert_eq!(launcher_prefix(b"12: hello"), (4, Some(12)));
         assert_eq!(launcher_prefix(b"hello: x"), (0, None));

@@ -30,7 +30,12 @@ pub fn short_full(line: &[u8]) -> Option<Prefix<'_>> {
         i += 1;
     }
     let offset = matches!(&line[zstart..i], b"UTC" | b"GMT").then_some(0);
-    let ws = WallStamp { naive_secs: civil_secs(y, mo, d, sod)?, micros, offset, has_year: true };
+    let ws = WallStamp {
+        naive_secs: civil_secs(y, mo, d, sod)?,
+        micros,
+        offset,
+        has_year: true,
+    };
     let mut p = host_tag(line, i)?;
     p.stamp.wall = Some(ws);
     p.shape = Shape::JournalFull;
@@ -47,7 +52,12 @@ pub fn short_unix(line: &[u8]) -> Option<Prefix<'_>> {
     if fl == 0 {
         return None;
     }
-    let ws = WallStamp { naive_secs: secs as i64, micros, offset: Some(0), has_year: true };
+    let ws = WallStamp {
+        naive_secs: secs as i64,
+        micros,
+        offset: Some(0),
+        has_year: true,
+    };
     let mut p = host_tag(line, n + fl)?;
     p.stamp.wall = Some(ws);
     p.shape = Shape::JournalUnix;
@@ -92,7 +102,11 @@ fn json_str(v: &serde_json::Value) -> Option<String> {
         serde_json::Value::Array(items) => {
             // byte array, or a repeated field (take the first string)
             if items.iter().all(|x| x.is_u64()) {
-                let bytes: Vec<u8> = items.iter().filter_map(|x| x.as_u64()).map(|x| x as u8).collect();
+                let bytes: Vec<u8> = items
+                    .iter()
+                    .filter_map(|x| x.as_u64())
+                    .map(|x| x as u8)
+                    .collect();
                 Some(String::from_utf8_lossy(&bytes).into_owned())
             } else {
                 items.iter().find_map(json_str)
@@ -151,7 +165,10 @@ mod tests {
 
     #[test]
     fn json_message_as_bytes() {
-        let e = json_entry(br#"{"MESSAGE":[72,105],"__REALTIME_TIMESTAMP":"1342540861416409","_HOSTNAME":"h"}"#).unwrap();
+        let e = json_entry(
+            br#"{"MESSAGE":[72,105],"__REALTIME_TIMESTAMP":"1342540861416409","_HOSTNAME":"h"}"#,
+        )
+        .unwrap();
         assert_eq!(e.message, "Hi");
         assert_eq!(e.realtime_us, Some(1342540861416409));
         assert_eq!(e.host.as_deref(), Some("h"));
@@ -160,7 +177,9 @@ mod tests {
 
     #[test]
     fn markers() {
-        assert!(is_boot_marker(b"-- Boot 0123456789abcdef0123456789abcdef --"));
+        assert!(is_boot_marker(
+            b"-- Boot 0123456789abcdef0123456789abcdef --"
+        ));
         assert!(is_marker(b"-- No entries --"));
         assert!(!is_marker(b"--help"));
     }

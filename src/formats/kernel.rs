@@ -22,8 +22,15 @@ pub fn raw(line: &[u8]) -> Option<Prefix<'_>> {
     if line.get(msg) == Some(&b'[') {
         if let Some(close) = line[msg..].iter().take(14).position(|&c| c == b']') {
             let inner = &line[msg + 1..msg + close];
-            let t = inner.iter().skip_while(|&&c| c == b' ').copied().collect::<Vec<u8>>();
-            if t.len() >= 2 && (t[0] == b'T' || t[0] == b'C') && t[1..].iter().all(u8::is_ascii_digit) {
+            let t = inner
+                .iter()
+                .skip_while(|&&c| c == b' ')
+                .copied()
+                .collect::<Vec<u8>>();
+            if t.len() >= 2
+                && (t[0] == b'T' || t[0] == b'C')
+                && t[1..].iter().all(u8::is_ascii_digit)
+            {
                 msg += close + 1;
                 if line.get(msg) == Some(&b' ') {
                     msg += 1;
@@ -31,7 +38,15 @@ pub fn raw(line: &[u8]) -> Option<Prefix<'_>> {
             }
         }
     }
-    Some(Prefix { stamp: LineStamp { wall: None, mono_us: Some(mono) }, host: None, msg_start: msg, shape })
+    Some(Prefix {
+        stamp: LineStamp {
+            wall: None,
+            mono_us: Some(mono),
+        },
+        host: None,
+        msg_start: msg,
+        shape,
+    })
 }
 
 /// `[Sun Feb 23 16:24:18 2025] msg` from `dmesg -T`.
@@ -52,7 +67,15 @@ pub fn ctime(line: &[u8]) -> Option<Prefix<'_>> {
     if line.get(i) == Some(&b' ') {
         i += 1;
     }
-    Some(Prefix { stamp: LineStamp { wall: Some(ws), mono_us: None }, host: None, msg_start: i, shape: Shape::DmesgCtime })
+    Some(Prefix {
+        stamp: LineStamp {
+            wall: Some(ws),
+            mono_us: None,
+        },
+        host: None,
+        msg_start: i,
+        shape: Shape::DmesgCtime,
+    })
 }
 
 /// `2025-01-21T04:41:44,283302+00:00 msg` from `dmesg --time-format iso`.
@@ -61,20 +84,42 @@ pub fn iso(line: &[u8]) -> Option<Prefix<'_>> {
     if line.get(n) != Some(&b' ') || ws.offset.is_none() {
         return None;
     }
-    Some(Prefix { stamp: LineStamp { wall: Some(ws), mono_us: None }, host: None, msg_start: n + 1, shape: Shape::DmesgIso })
+    Some(Prefix {
+        stamp: LineStamp {
+            wall: Some(ws),
+            mono_us: None,
+        },
+        host: None,
+        msg_start: n + 1,
+        shape: Shape::DmesgIso,
+    })
 }
 
 /// `kern  :warn  : ` prefix of `dmesg -x`, followed by any other dmesg shape.
 pub fn decoded(line: &[u8]) -> Option<Prefix<'_>> {
     let colon = line.iter().take(8).position(|&c| c == b':')?;
     let fac = line[..colon].trim_ascii_end();
-    if !matches!(fac, b"kern" | b"user" | b"daemon" | b"syslog" | b"auth" | b"local0" | b"local7" | b"mail" | b"cron") {
+    if !matches!(
+        fac,
+        b"kern"
+            | b"user"
+            | b"daemon"
+            | b"syslog"
+            | b"auth"
+            | b"local0"
+            | b"local7"
+            | b"mail"
+            | b"cron"
+    ) {
         return None;
     }
     let rest = &line[colon + 1..];
     let colon2 = rest.iter().take(8).position(|&c| c == b':')?;
     let lvl = rest[..colon2].trim_ascii();
-    if !matches!(lvl, b"emerg" | b"alert" | b"crit" | b"err" | b"warn" | b"notice" | b"info" | b"debug") {
+    if !matches!(
+        lvl,
+        b"emerg" | b"alert" | b"crit" | b"err" | b"warn" | b"notice" | b"info" | b"debug"
+    ) {
         return None;
     }
     let mut off = colon + 1 + colon2 + 1;
@@ -96,14 +141,26 @@ pub fn kmsg(line: &[u8]) -> Option<Prefix<'_>> {
     let seq = fields.next()?;
     let usec = fields.next()?;
     let flags = fields.next()?;
-    if prio.is_empty() || !prio.iter().all(u8::is_ascii_digit) || seq.is_empty() || !seq.iter().all(u8::is_ascii_digit) {
+    if prio.is_empty()
+        || !prio.iter().all(u8::is_ascii_digit)
+        || seq.is_empty()
+        || !seq.iter().all(u8::is_ascii_digit)
+    {
         return None;
     }
     let (us, ul) = number(usec)?;
     if ul != usec.len() || !matches!(flags, b"-" | b"c" | b"+") {
         return None;
     }
-    Some(Prefix { stamp: LineStamp { wall: None, mono_us: Some(us) }, host: None, msg_start: semi + 1, shape: Shape::Kmsg })
+    Some(Prefix {
+        stamp: LineStamp {
+            wall: None,
+            mono_us: Some(us),
+        },
+        host: None,
+        msg_start: semi + 1,
+        shape: Shape::Kmsg,
+    })
 }
 
 #[cfg(test)]

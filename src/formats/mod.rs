@@ -75,14 +75,18 @@ pub struct LineHead<'a> {
 pub fn parse_prefix(line: &[u8]) -> Option<Prefix<'_>> {
     let first = *line.first()?;
     match first {
-        b'[' => kernel::raw(line).or_else(|| kernel::ctime(line)).or_else(|| joblog::job_prefix(line)),
+        b'[' => kernel::raw(line)
+            .or_else(|| kernel::ctime(line))
+            .or_else(|| joblog::job_prefix(line)),
         b'<' => kernel::raw(line).or_else(|| syslog::rfc5424(line)),
         b'0'..=b'9' => {
             if line.len() > 19 && line.get(4) == Some(&b'-') {
                 if line.get(19) == Some(&b',') && line.get(10) == Some(&b'T') {
                     kernel::iso(line)
                 } else {
-                    syslog::rfc3339(line).or_else(|| kernel::iso(line)).or_else(|| joblog::job_prefix(line))
+                    syslog::rfc3339(line)
+                        .or_else(|| kernel::iso(line))
+                        .or_else(|| joblog::job_prefix(line))
                 }
             } else {
                 kernel::kmsg(line)
@@ -109,9 +113,17 @@ pub fn parse_head(line: &[u8]) -> LineHead<'_> {
     match parse_prefix(rest) {
         Some(mut p) => {
             p.msg_start += off;
-            LineHead { prefix: Some(p), rank, msg_start: p.msg_start }
+            LineHead {
+                prefix: Some(p),
+                rank,
+                msg_start: p.msg_start,
+            }
         }
-        None => LineHead { prefix: None, rank, msg_start: off },
+        None => LineHead {
+            prefix: None,
+            rank,
+            msg_start: off,
+        },
     }
 }
 
@@ -196,7 +208,10 @@ pub fn detect(head: &[u8]) -> Format {
         if memchr::memmem::find(line, b" NCCL ").is_some() {
             nccl += 1;
         }
-        if line.starts_with(b"[rank") || line.starts_with(b"Traceback") || memchr::memmem::find(line, b"torch").is_some() {
+        if line.starts_with(b"[rank")
+            || line.starts_with(b"Traceback")
+            || memchr::memmem::find(line, b"torch").is_some()
+        {
             trainer += 1;
         }
         if let Some(p) = parse_head(line).prefix {
@@ -212,13 +227,19 @@ pub fn detect(head: &[u8]) -> Format {
     if table * 2 >= total && dcgmi::looks_like(window) {
         return Format::Dcgmi;
     }
-    let best = (0..counts.len()).max_by_key(|&i| (counts[i], usize::MAX - i)).unwrap_or(0);
+    let best = (0..counts.len())
+        .max_by_key(|&i| (counts[i], usize::MAX - i))
+        .unwrap_or(0);
     let best_count = counts[best];
     if nccl * 3 >= total && nccl >= best_count {
         return Format::Nccl;
     }
     if best_count * 4 < total {
-        return if trainer > 0 { Format::Trainer } else { Format::Unknown };
+        return if trainer > 0 {
+            Format::Trainer
+        } else {
+            Format::Unknown
+        };
     }
     let shape = [
         Shape::DmesgRaw,
@@ -256,19 +277,38 @@ mod tests {
 
     #[test]
     fn detects_kernel_and_job_formats() {
-        assert_eq!(detect(b"[    0.000000] Linux version 5.15\n[    0.000001] Command line: x\n"), Format::Dmesg);
-        assert_eq!(detect(b"Jan  5 06:18:52 atom kernel: x\nJan  5 06:18:53 atom sshd[1]: y\n"), Format::Syslog);
-        assert_eq!(detect(b"-- Boot 0123 --\nJan 05 06:18:52 atom kernel: x\n"), Format::Journal);
-        assert_eq!(detect(b"{\"MESSAGE\":\"x\",\"__REALTIME_TIMESTAMP\":\"1\"}\n"), Format::JournalJson);
-        assert_eq!(detect(b"node1:1:2 [0] NCCL INFO Bootstrap\nnode1:1:2 [0] NCCL INFO x\n"), Format::Nccl);
-        assert_eq!(detect(b"[E ProcessGroupNCCL.cpp:737] [Rank 1] Watchdog\n"), Format::Trainer);
+        assert_eq!(
+            detect(b"[    0.000000] Linux version 5.15\n[    0.000001] Command line: x\n"),
+            Format::Dmesg
+        );
+        assert_eq!(
+            detect(b"Jan  5 06:18:52 atom kernel: x\nJan  5 06:18:53 atom sshd[1]: y\n"),
+            Format::Syslog
+        );
+        assert_eq!(
+            detect(b"-- Boot 0123 --\nJan 05 06:18:52 atom kernel: x\n"),
+            Format::Journal
+        );
+        assert_eq!(
+            detect(b"{\"MESSAGE\":\"x\",\"__REALTIME_TIMESTAMP\":\"1\"}\n"),
+            Format::JournalJson
+        );
+        assert_eq!(
+            detect(b"node1:1:2 [0] NCCL INFO Bootstrap\nnode1:1:2 [0] NCCL INFO x\n"),
+            Format::Nccl
+        );
+        assert_eq!(
+            detect(b"[E ProcessGroupNCCL.cpp:737] [Rank 1] Watchdog\n"),
+            Format::Trainer
+        );
         assert_eq!(detect(b"hello\nworld\n"), Format::Unknown);
         assert_eq!(detect(b""), Format::Unknown);
     }
 
     #[test]
     fn iso_lines_pick_dmesg_or_syslog_by_separator() {
-        let p = parse_prefix(b"2025-01-21T04:41:44,283302+00:00 pcieport 0000:00:02.0: AER: x").unwrap();
+        let p = parse_prefix(b"2025-01-21T04:41:44,283302+00:00 pcieport 0000:00:02.0: AER: x")
+            .unwrap();
         assert_eq!(p.shape, Shape::DmesgIso);
         let p = parse_prefix(b"2025-01-21T04:41:44.283302+00:00 gpu1 kernel: AER: x").unwrap();
         assert_eq!(p.shape, Shape::SyslogIso);

@@ -78,7 +78,11 @@ pub struct SmiDump {
 }
 
 fn number(v: &str) -> Option<f64> {
-    v.split_whitespace().next()?.trim_end_matches('x').parse().ok()
+    v.split_whitespace()
+        .next()?
+        .trim_end_matches('x')
+        .parse()
+        .ok()
 }
 
 /// Parses a dump.
@@ -98,7 +102,10 @@ pub fn parse(text: &str) -> SmiDump {
         if let Some(rest) = t.strip_prefix("GPU ") {
             if indent == 0 {
                 if let Some(b) = normalize_bdf(rest.trim()) {
-                    d.gpus.push(SmiGpu { bus_id: Some(b), ..SmiGpu::default() });
+                    d.gpus.push(SmiGpu {
+                        bus_id: Some(b),
+                        ..SmiGpu::default()
+                    });
                     gpu = Some(d.gpus.len() - 1);
                     stack.clear();
                     d.recognized += 1;
@@ -106,7 +113,10 @@ pub fn parse(text: &str) -> SmiDump {
                 }
             }
         }
-        let (key, value) = match t.split_once(" : ").or_else(|| t.strip_suffix(" :").map(|k| (k, ""))) {
+        let (key, value) = match t
+            .split_once(" : ")
+            .or_else(|| t.strip_suffix(" :").map(|k| (k, "")))
+        {
             Some((k, v)) => (k.trim().to_string(), Some(v.trim().to_string())),
             None => (t.to_string(), None),
         };
@@ -121,7 +131,11 @@ pub fn parse(text: &str) -> SmiDump {
         };
         d.recognized += 1;
         let parent = path.last().copied().unwrap_or("");
-        let full = if path.is_empty() { key.clone() } else { format!("{}.{}", path.join("."), key) };
+        let full = if path.is_empty() {
+            key.clone()
+        } else {
+            format!("{}.{}", path.join("."), key)
+        };
         match (indent, key.as_str()) {
             (0, "Timestamp") => {
                 if let Some((ws, _)) = super::time::ctime_datetime(value.as_bytes()) {
@@ -143,7 +157,13 @@ pub fn parse(text: &str) -> SmiDump {
         let yes = value == "Yes";
         let count = number(&value).unwrap_or(0.0);
         let mut ev = |kind: &'static str, sev: Severity, reason: &str| {
-            let e = pending.entry((gpu, kind)).or_insert_with(|| SmiEvent { line: i, kind, severity: sev, gpu: None, attrs: BTreeMap::new() });
+            let e = pending.entry((gpu, kind)).or_insert_with(|| SmiEvent {
+                line: i,
+                kind,
+                severity: sev,
+                gpu: None,
+                attrs: BTreeMap::new(),
+            });
             if sev > e.severity {
                 e.severity = sev;
                 e.line = i;
@@ -154,17 +174,26 @@ pub fn parse(text: &str) -> SmiDump {
             }
             r.push_str(reason);
         };
-        if in_path("Clocks Throttle Reasons") || in_path("Clocks Event Reasons") || in_path("Clocks Reasons") {
+        if in_path("Clocks Throttle Reasons")
+            || in_path("Clocks Event Reasons")
+            || in_path("Clocks Reasons")
+        {
             match key.as_str() {
-                "HW Thermal Slowdown" | "SW Thermal Slowdown" if active => ev("gpu_thermal", Severity::Error, &format!("{key}: Active")),
-                "HW Power Brake Slowdown" if active => ev("gpu_power", Severity::Error, &format!("{key}: Active")),
+                "HW Thermal Slowdown" | "SW Thermal Slowdown" if active => {
+                    ev("gpu_thermal", Severity::Error, &format!("{key}: Active"))
+                }
+                "HW Power Brake Slowdown" if active => {
+                    ev("gpu_power", Severity::Error, &format!("{key}: Active"))
+                }
                 "SW Power Cap" if active => ev("gpu_power", Severity::Info, "SW Power Cap: Active"),
                 _ => {}
             }
         } else if in_path("ECC Errors") {
             let k = key.to_ascii_lowercase();
             let uncorrectable = k.contains("uncorrectable") || in_path("Double Bit");
-            let correctable = !uncorrectable && (k.contains("correctable") || in_path("Single Bit")) && (k.contains("total") || k.contains("correctable"));
+            let correctable = !uncorrectable
+                && (k.contains("correctable") || in_path("Single Bit"))
+                && (k.contains("total") || k.contains("correctable"));
             if count > 0.0 && !k.contains("threshold") {
                 if uncorrectable {
                     ev("ecc_dbe", Severity::Critical, &format!("{full}: {value}"));
@@ -185,9 +214,21 @@ pub fn parse(text: &str) -> SmiDump {
             }
         } else if parent == "Remapped Rows" {
             match key.as_str() {
-                "Remapping Failure Occurred" if yes => ev("row_remap", Severity::Critical, "Remapping Failure Occurred: Yes"),
-                "Pending" if yes => ev("row_remap", Severity::Warning, "Pending: Yes (reset the GPU to activate)"),
-                "Uncorrectable Error" if count > 0.0 => ev("row_remap", Severity::Error, &format!("Uncorrectable Error: {value}")),
+                "Remapping Failure Occurred" if yes => ev(
+                    "row_remap",
+                    Severity::Critical,
+                    "Remapping Failure Occurred: Yes",
+                ),
+                "Pending" if yes => ev(
+                    "row_remap",
+                    Severity::Warning,
+                    "Pending: Yes (reset the GPU to activate)",
+                ),
+                "Uncorrectable Error" if count > 0.0 => ev(
+                    "row_remap",
+                    Severity::Error,
+                    &format!("Uncorrectable Error: {value}"),
+                ),
                 _ => {}
             }
         } else if parent == "Link Width" && in_path("GPU Link Info") {
@@ -208,20 +249,44 @@ pub fn parse(text: &str) -> SmiDump {
             }
         }
     }
-    let gpus: Vec<Option<usize>> = std::iter::once(None).chain((0..d.gpus.len()).map(Some)).collect();
+    let gpus: Vec<Option<usize>> = std::iter::once(None)
+        .chain((0..d.gpus.len()).map(Some))
+        .collect();
     for g in gpus {
-        if let (Some(&(_, max)), Some(&(line, cur))) = (link.get(&(g, "max")), link.get(&(g, "cur"))) {
+        if let (Some(&(_, max)), Some(&(line, cur))) =
+            (link.get(&(g, "max")), link.get(&(g, "cur")))
+        {
             if cur < max {
                 let mut attrs = BTreeMap::new();
                 attrs.insert("reason".into(), format!("link width x{cur} of x{max}"));
-                pending.insert((g, "pcie_link_degraded"), SmiEvent { line, kind: "pcie_link_degraded", severity: Severity::Warning, gpu: None, attrs });
+                pending.insert(
+                    (g, "pcie_link_degraded"),
+                    SmiEvent {
+                        line,
+                        kind: "pcie_link_degraded",
+                        severity: Severity::Warning,
+                        gpu: None,
+                        attrs,
+                    },
+                );
             }
         }
-        if let (Some(&(line, t)), Some(&(_, s))) = (link.get(&(g, "temp")), link.get(&(g, "slowdown"))) {
+        if let (Some(&(line, t)), Some(&(_, s))) =
+            (link.get(&(g, "temp")), link.get(&(g, "slowdown")))
+        {
             if t > 0.0 && s > 0.0 && t >= s {
                 let mut attrs = BTreeMap::new();
-                attrs.insert("reason".into(), format!("temperature {t} C at or above the slowdown limit {s} C"));
-                pending.entry((g, "gpu_thermal")).or_insert(SmiEvent { line, kind: "gpu_thermal", severity: Severity::Error, gpu: None, attrs });
+                attrs.insert(
+                    "reason".into(),
+                    format!("temperature {t} C at or above the slowdown limit {s} C"),
+                );
+                pending.entry((g, "gpu_thermal")).or_insert(SmiEvent {
+                    line,
+                    kind: "gpu_thermal",
+                    severity: Severity::Error,
+                    gpu: None,
+                    attrs,
+                });
             }
         }
     }

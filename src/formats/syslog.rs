@@ -6,7 +6,11 @@ use super::{Prefix, Shape};
 use crate::model::LineStamp;
 
 /// After the time: `host tag[pid]: msg`, possibly with a kernel `[uptime]` after the tag.
-fn host_and_tag<'a>(line: &'a [u8], mut i: usize, stamp: &mut LineStamp) -> Option<(Option<&'a [u8]>, usize)> {
+fn host_and_tag<'a>(
+    line: &'a [u8],
+    mut i: usize,
+    stamp: &mut LineStamp,
+) -> Option<(Option<&'a [u8]>, usize)> {
     if line.get(i) != Some(&b' ') {
         return None;
     }
@@ -37,23 +41,42 @@ fn host_and_tag<'a>(line: &'a [u8], mut i: usize, stamp: &mut LineStamp) -> Opti
 /// `Mmm dd HH:MM:SS host tag: msg`.
 pub fn rfc3164(line: &[u8]) -> Option<Prefix<'_>> {
     let (ws, n) = syslog_datetime(line).or_else(|| super::time::cjk_syslog_prefix(line))?;
-    let mut stamp = LineStamp { wall: Some(ws), mono_us: None };
+    let mut stamp = LineStamp {
+        wall: Some(ws),
+        mono_us: None,
+    };
     let (host, msg) = host_and_tag(line, n, &mut stamp)?;
-    Some(Prefix { stamp, host, msg_start: msg, shape: Shape::Syslog })
+    Some(Prefix {
+        stamp,
+        host,
+        msg_start: msg,
+        shape: Shape::Syslog,
+    })
 }
 
 /// `2022-07-17T21:00:02.497397-04:00 host tag: msg`.
 pub fn rfc3339(line: &[u8]) -> Option<Prefix<'_>> {
     let (ws, n) = iso_datetime(line)?;
-    let mut stamp = LineStamp { wall: Some(ws), mono_us: None };
+    let mut stamp = LineStamp {
+        wall: Some(ws),
+        mono_us: None,
+    };
     let (host, msg) = host_and_tag(line, n, &mut stamp)?;
-    Some(Prefix { stamp, host, msg_start: msg, shape: Shape::SyslogIso })
+    Some(Prefix {
+        stamp,
+        host,
+        msg_start: msg,
+        shape: Shape::SyslogIso,
+    })
 }
 
 /// `<PRI>1 TIMESTAMP HOST APP PROCID MSGID [SD] MSG`.
 pub fn rfc5424(line: &[u8]) -> Option<Prefix<'_>> {
     let close = line.iter().take(6).position(|&c| c == b'>')?;
-    if line.first() != Some(&b'<') || line.get(close + 1) != Some(&b'1') || line.get(close + 2) != Some(&b' ') {
+    if line.first() != Some(&b'<')
+        || line.get(close + 1) != Some(&b'1')
+        || line.get(close + 2) != Some(&b' ')
+    {
         return None;
     }
     let rest_start = close + 3;
@@ -65,7 +88,10 @@ pub fn rfc5424(line: &[u8]) -> Option<Prefix<'_>> {
             return None;
         }
         i += 1;
-        let end = line[i..].iter().position(|&c| c == b' ').map_or(line.len(), |p| i + p);
+        let end = line[i..]
+            .iter()
+            .position(|&c| c == b' ')
+            .map_or(line.len(), |p| i + p);
         fields.push(&line[i..end]);
         i = end;
     }
@@ -76,7 +102,10 @@ pub fn rfc5424(line: &[u8]) -> Option<Prefix<'_>> {
             i += 1;
         } else {
             while line.get(i) == Some(&b'[') {
-                let close = line[i..].iter().position(|&c| c == b']').map_or(line.len(), |p| i + p + 1);
+                let close = line[i..]
+                    .iter()
+                    .position(|&c| c == b']')
+                    .map_or(line.len(), |p| i + p + 1);
                 i = close;
             }
         }
@@ -85,14 +114,26 @@ pub fn rfc5424(line: &[u8]) -> Option<Prefix<'_>> {
         }
     }
     let host = fields.first().copied().filter(|h| *h != b"-");
-    Some(Prefix { stamp: LineStamp { wall: Some(ws), mono_us: None }, host, msg_start: i.min(line.len()), shape: Shape::Syslog5424 })
+    Some(Prefix {
+        stamp: LineStamp {
+            wall: Some(ws),
+            mono_us: None,
+        },
+        host,
+        msg_start: i.min(line.len()),
+        shape: Shape::Syslog5424,
+    })
 }
 
 /// Talos / machined kernel log: `192.168.11.119: kern: warning: [2026-04-22T21:26:20.599488292Z]: msg`.
 pub fn talos(line: &[u8]) -> Option<Prefix<'_>> {
     let first = memchr::memmem::find(&line[..line.len().min(80)], b": ")?;
     let host = &line[..first];
-    if host.is_empty() || !host.iter().all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b'_' | b':')) {
+    if host.is_empty()
+        || !host
+            .iter()
+            .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b'_' | b':'))
+    {
         return None;
     }
     let open = first + memchr::memchr(b'[', &line[first..line.len().min(first + 40)])?;
@@ -108,7 +149,15 @@ pub fn talos(line: &[u8]) -> Option<Prefix<'_>> {
     if line.get(i) == Some(&b' ') {
         i += 1;
     }
-    Some(Prefix { stamp: LineStamp { wall: Some(ws), mono_us: None }, host: Some(host), msg_start: i, shape: Shape::Talos })
+    Some(Prefix {
+        stamp: LineStamp {
+            wall: Some(ws),
+            mono_us: None,
+        },
+        host: Some(host),
+        msg_start: i,
+        shape: Shape::Talos,
+    })
 }
 
 #[cfg(test)]

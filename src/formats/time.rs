@@ -123,7 +123,11 @@ pub const NO_YEAR: i32 = 2000;
 
 /// Reads an ISO-8601 / RFC 3339 date-time: `YYYY-MM-DD[T ]HH:MM:SS[.frac][zone]`.
 pub fn iso_datetime(b: &[u8]) -> Option<(WallStamp, usize)> {
-    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || !(b[10] == b'T' || b[10] == b' ' || b[10] == b'_') {
+    if b.len() < 19
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || !(b[10] == b'T' || b[10] == b' ' || b[10] == b'_')
+    {
         return None;
     }
     let y = digits(b, 4)? as i32;
@@ -139,7 +143,15 @@ pub fn iso_datetime(b: &[u8]) -> Option<(WallStamp, usize)> {
         n += zlen;
     }
     let naive_secs = civil_secs(y, mo, d, sod)?;
-    Some((WallStamp { naive_secs, micros, offset, has_year: true }, n))
+    Some((
+        WallStamp {
+            naive_secs,
+            micros,
+            offset,
+            has_year: true,
+        },
+        n,
+    ))
 }
 
 /// Reads `Mmm dd HH:MM:SS[.frac]` (day space- or zero-padded, or a single digit); no year.
@@ -166,7 +178,15 @@ pub fn syslog_datetime(b: &[u8]) -> Option<(WallStamp, usize)> {
     let (micros, flen) = fraction(&b[i..]);
     i += flen;
     let naive_secs = civil_secs(NO_YEAR, month, day as u32, sod)?;
-    Some((WallStamp { naive_secs, micros, offset: None, has_year: false }, i))
+    Some((
+        WallStamp {
+            naive_secs,
+            micros,
+            offset: None,
+            has_year: false,
+        },
+        i,
+    ))
 }
 
 /// Reads a ctime stamp `Www Mmm dd HH:MM:SS YYYY` (dmesg -T, `date`), optionally with a zone name before the year.
@@ -244,6 +264,74 @@ pub fn bracket_uptime(b: &[u8]) -> Option<(u64, usize)> {
     Some((secs * 1_000_000 + micros, i + 1))
 }
 
+/// Reads a CJK-locale date `2024年 12月 20日 星期五 18:35:26 CST` or a journal `12月 19 15:21:07`.
+pub fn cjk_datetime(b: &[u8]) -> Option<WallStamp> {
+    let s = std::str::from_utf8(b).ok()?;
+    let mut year = None;
+    let mut month = None;
+    let mut day = None;
+    let mut sod = None;
+    for tok in s.split_whitespace() {
+        if let Some(y) = tok.strip_suffix('年') {
+            year = y.parse::<i32>().ok();
+        } else if let Some(m) = tok.strip_suffix('月') {
+            month = m.parse::<u32>().ok();
+        } else if let Some(d) = tok.strip_suffix('日') {
+            day = d.parse::<u32>().ok();
+        } else if month.is_some() && day.is_none() && tok.bytes().all(|c| c.is_ascii_digit()) {
+            day = tok.parse().ok();
+        } else if let Some(t) = hms(tok.as_bytes()) {
+            sod = Some(t);
+            break;
+        }
+    }
+    let (m, d, t) = (month?, day?, sod?);
+    let naive_secs = civil_secs(year.unwrap_or(NO_YEAR), m, d, t)?;
+    Some(WallStamp {
+        naive_secs,
+        micros: 0,
+        offset: None,
+        has_year: year.is_some(),
+    })
+}
+
+/// Length of a journal-short CJK prefix `12月 19 15:21:07` (month, day, time), if the line starts with one.
+pub fn cjk_syslog_prefix(b: &[u8]) -> Option<(WallStamp, usize)> {
+    let pos = memchr::memmem::find(&b[..b.len().min(8)], "月".as_bytes())?;
+    let m = std::str::from_utf8(&b[..pos])
+        .ok()?
+        .trim()
+        .parse::<u32>()
+        .ok()?;
+    let mut i = pos + "月".len();
+    while b.get(i) == Some(&b' ') {
+        i += 1;
+    }
+    let (d, dl) = number(&b[i..])?;
+    i += dl;
+    if let Some(rest) = b.get(i..) {
+        if rest.starts_with("日".as_bytes()) {
+            i += "日".len();
+        }
+    }
+    if b.get(i) != Some(&b' ') {
+        return None;
+    }
+    i += 1;
+    let sod = hms(b.get(i..)?)?;
+    i += 8;
+    let naive_secs = civil_secs(NO_YEAR, m, d as u32, sod)?;
+    Some((
+        WallStamp {
+            naive_secs,
+            micros: 0,
+            offset: None,
+            has_year: false,
+        },
+        i,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,7 +378,10 @@ mod tests {
     #[test]
     fn uptime_brackets() {
         assert_eq!(bracket_uptime(b"[    5.123456] x"), Some((5_123_456, 14)));
-        assert_eq!(bracket_uptime(b"[6781741.548768]"), Some((6_781_741_548_768, 16)));
+        assert_eq!(
+            bracket_uptime(b"[6781741.548768]"),
+            Some((6_781_741_548_768, 16))
+        );
         assert_eq!(bracket_uptime(b"[UFW BLOCK]"), None);
     }
 
@@ -300,55 +391,4 @@ mod tests {
         assert_eq!(zone(b"+05:30"), Some((19800, 6)));
         assert_eq!(zone(b"x"), None);
     }
-}
-
-/// Reads a CJK-locale date `2024年 12月 20日 星期五 18:35:26 CST` or a journal `12月 19 15:21:07`.
-pub fn cjk_datetime(b: &[u8]) -> Option<WallStamp> {
-    let s = std::str::from_utf8(b).ok()?;
-    let mut year = None;
-    let mut month = None;
-    let mut day = None;
-    let mut sod = None;
-    for tok in s.split_whitespace() {
-        if let Some(y) = tok.strip_suffix('年') {
-            year = y.parse::<i32>().ok();
-        } else if let Some(m) = tok.strip_suffix('月') {
-            month = m.parse::<u32>().ok();
-        } else if let Some(d) = tok.strip_suffix('日') {
-            day = d.parse::<u32>().ok();
-        } else if month.is_some() && day.is_none() && tok.bytes().all(|c| c.is_ascii_digit()) {
-            day = tok.parse().ok();
-        } else if let Some(t) = hms(tok.as_bytes()) {
-            sod = Some(t);
-            break;
-        }
-    }
-    let (m, d, t) = (month?, day?, sod?);
-    let naive_secs = civil_secs(year.unwrap_or(NO_YEAR), m, d, t)?;
-    Some(WallStamp { naive_secs, micros: 0, offset: None, has_year: year.is_some() })
-}
-
-/// Length of a journal-short CJK prefix `12月 19 15:21:07` (month, day, time), if the line starts with one.
-pub fn cjk_syslog_prefix(b: &[u8]) -> Option<(WallStamp, usize)> {
-    let pos = memchr::memmem::find(&b[..b.len().min(8)], "月".as_bytes())?;
-    let m = std::str::from_utf8(&b[..pos]).ok()?.trim().parse::<u32>().ok()?;
-    let mut i = pos + "月".len();
-    while b.get(i) == Some(&b' ') {
-        i += 1;
-    }
-    let (d, dl) = number(&b[i..])?;
-    i += dl;
-    if let Some(rest) = b.get(i..) {
-        if rest.starts_with("日".as_bytes()) {
-            i += "日".len();
-        }
-    }
-    if b.get(i) != Some(&b' ') {
-        return None;
-    }
-    i += 1;
-    let sod = hms(b.get(i..)?)?;
-    i += 8;
-    let naive_secs = civil_secs(NO_YEAR, m, d as u32, sod)?;
-    Some((WallStamp { naive_secs, micros: 0, offset: None, has_year: false }, i))
 }

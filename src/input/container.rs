@@ -26,7 +26,9 @@ pub enum Magic {
 pub fn sniff(b: &[u8]) -> Magic {
     if b.starts_with(&[0x1f, 0x8b]) {
         Magic::Gzip
-    } else if b.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) || (b.len() >= 4 && b[0] & 0xf0 == 0x50 && b[1..4] == [0x2a, 0x4d, 0x18]) {
+    } else if b.starts_with(&[0x28, 0xb5, 0x2f, 0xfd])
+        || (b.len() >= 4 && b[0] & 0xf0 == 0x50 && b[1..4] == [0x2a, 0x4d, 0x18])
+    {
         Magic::Zstd
     } else if b.len() >= 262 && &b[257..262] == b"ustar" {
         Magic::Tar
@@ -46,7 +48,14 @@ pub fn sniff(b: &[u8]) -> Magic {
 }
 
 /// Reads a decoder into memory up to the member cap, the ratio cap and the global budget.
-fn decode(mut r: impl Read, compressed: u64, what: &str, limits: &Limits, budget: &AtomicU64, warnings: &mut Vec<String>) -> Vec<u8> {
+fn decode(
+    mut r: impl Read,
+    compressed: u64,
+    what: &str,
+    limits: &Limits,
+    budget: &AtomicU64,
+    warnings: &mut Vec<String>,
+) -> Vec<u8> {
     let mut out = Vec::new();
     let mut buf = vec![0u8; 256 * 1024];
     loop {
@@ -67,7 +76,8 @@ fn decode(mut r: impl Read, compressed: u64, what: &str, limits: &Limits, budget
                     ));
                     break;
                 }
-                if budget.fetch_add(n as u64, Ordering::Relaxed) + n as u64 > limits.max_total_bytes {
+                if budget.fetch_add(n as u64, Ordering::Relaxed) + n as u64 > limits.max_total_bytes
+                {
                     warnings.push(format!("{what}: total decompressed bytes passed the cap of {}; the rest is not read", limits.max_total_bytes));
                     break;
                 }
@@ -98,50 +108,149 @@ pub fn expand(
 ) {
     let magic = sniff(&bytes);
     if magic != Magic::Plain && depth >= limits.max_depth {
-        warnings.push(format!("nested containers deeper than {} levels; not opened", limits.max_depth));
-        out.push(Input { path, host_hint: host, bytes: Bytes::Owned(Vec::new()), disk_bytes: disk, mtime, warnings });
+        warnings.push(format!(
+            "nested containers deeper than {} levels; not opened",
+            limits.max_depth
+        ));
+        out.push(Input {
+            path,
+            host_hint: host,
+            bytes: Bytes::Owned(Vec::new()),
+            disk_bytes: disk,
+            mtime,
+            warnings,
+        });
         return;
     }
     match magic {
-        Magic::Plain => out.push(Input { path, host_hint: host, bytes, disk_bytes: disk, mtime, warnings }),
+        Magic::Plain => out.push(Input {
+            path,
+            host_hint: host,
+            bytes,
+            disk_bytes: disk,
+            mtime,
+            warnings,
+        }),
         Magic::Gzip => {
             let dec = flate2::read::MultiGzDecoder::new(&bytes[..]);
-            let data = decode(dec, bytes.len() as u64, "gzip", limits, budget, &mut warnings);
+            let data = decode(
+                dec,
+                bytes.len() as u64,
+                "gzip",
+                limits,
+                budget,
+                &mut warnings,
+            );
             drop(bytes);
-            expand(path, host, Bytes::Owned(data), disk, mtime, warnings, limits, depth + 1, budget, out);
+            expand(
+                path,
+                host,
+                Bytes::Owned(data),
+                disk,
+                mtime,
+                warnings,
+                limits,
+                depth + 1,
+                budget,
+                out,
+            );
         }
         Magic::Zstd => {
             let data = match zstd::stream::read::Decoder::with_buffer(&bytes[..]) {
-                Ok(dec) => decode(dec, bytes.len() as u64, "zstd", limits, budget, &mut warnings),
+                Ok(dec) => decode(
+                    dec,
+                    bytes.len() as u64,
+                    "zstd",
+                    limits,
+                    budget,
+                    &mut warnings,
+                ),
                 Err(e) => {
                     warnings.push(format!("zstd: cannot start decoding: {e}"));
                     Vec::new()
                 }
             };
             drop(bytes);
-            expand(path, host, Bytes::Owned(data), disk, mtime, warnings, limits, depth + 1, budget, out);
+            expand(
+                path,
+                host,
+                Bytes::Owned(data),
+                disk,
+                mtime,
+                warnings,
+                limits,
+                depth + 1,
+                budget,
+                out,
+            );
         }
         Magic::Tar => {
             let before = out.len();
-            read_tar(&path, host.as_deref(), &bytes, disk, limits, depth, budget, out, &mut warnings);
+            read_tar(
+                &path,
+                host.as_deref(),
+                &bytes,
+                disk,
+                limits,
+                depth,
+                budget,
+                out,
+                &mut warnings,
+            );
             if out.len() == before || !warnings.is_empty() {
                 // keep the archive's own warnings visible as an input of its own
-                out.insert(before, Input { path, host_hint: host, bytes: Bytes::Owned(Vec::new()), disk_bytes: disk, mtime, warnings });
+                out.insert(
+                    before,
+                    Input {
+                        path,
+                        host_hint: host,
+                        bytes: Bytes::Owned(Vec::new()),
+                        disk_bytes: disk,
+                        mtime,
+                        warnings,
+                    },
+                );
             }
         }
         Magic::Unsupported(kind) => {
-            warnings.push(format!("{kind} compression is not supported; decompress it first"));
-            out.push(Input { path, host_hint: host, bytes: Bytes::Owned(Vec::new()), disk_bytes: disk, mtime, warnings });
+            warnings.push(format!(
+                "{kind} compression is not supported; decompress it first"
+            ));
+            out.push(Input {
+                path,
+                host_hint: host,
+                bytes: Bytes::Owned(Vec::new()),
+                disk_bytes: disk,
+                mtime,
+                warnings,
+            });
         }
         Magic::Journal => {
             warnings.push("binary systemd journal file: not parsed; export it with `journalctl -o json` or `-o short-iso`".to_string());
-            out.push(Input { path, host_hint: host, bytes: Bytes::Owned(Vec::new()), disk_bytes: disk, mtime, warnings });
+            out.push(Input {
+                path,
+                host_hint: host,
+                bytes: Bytes::Owned(Vec::new()),
+                disk_bytes: disk,
+                mtime,
+                warnings,
+            });
         }
     }
 }
 
 #[allow(clippy::too_many_arguments)]
-fn read_tar(path: &str, host: Option<&str>, bytes: &[u8], disk: u64, limits: &Limits, depth: u32, budget: &AtomicU64, out: &mut Vec<Input>, warnings: &mut Vec<String>) {
+fn read_tar(
+    path: &str,
+    host: Option<&str>,
+    bytes: &[u8],
+    disk: u64,
+    limits: &Limits,
+    depth: u32,
+    budget: &AtomicU64,
+    out: &mut Vec<Input>,
+    warnings: &mut Vec<String>,
+) {
     let mut archive = tar::Archive::new(bytes);
     let entries = match archive.entries() {
         Ok(e) => e,
@@ -154,15 +263,23 @@ fn read_tar(path: &str, host: Option<&str>, bytes: &[u8], disk: u64, limits: &Li
         let mut entry = match entry {
             Ok(e) => e,
             Err(e) => {
-                warnings.push(format!("tar: corrupt header at entry {}: {e}; the entries after it are not read", i + 1));
+                warnings.push(format!(
+                    "tar: corrupt header at entry {}: {e}; the entries after it are not read",
+                    i + 1
+                ));
                 return;
             }
         };
-        let name = entry.path().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| format!("entry{}", i + 1));
+        let name = entry
+            .path()
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| format!("entry{}", i + 1));
         let kind = entry.header().entry_type();
         let member = format!("{path}!{name}");
         if kind.is_symlink() || kind.is_hard_link() {
-            warnings.push(format!("tar: {name}: link entry skipped (links inside archives are never followed)"));
+            warnings.push(format!(
+                "tar: {name}: link entry skipped (links inside archives are never followed)"
+            ));
             continue;
         }
         if !kind.is_file() {
@@ -171,10 +288,28 @@ fn read_tar(path: &str, host: Option<&str>, bytes: &[u8], disk: u64, limits: &Li
         let mtime = entry.header().mtime().ok().map(|m| m as i64);
         let size = entry.header().size().unwrap_or(0);
         let mut w = Vec::new();
-        let data = decode(&mut entry, size.max(1), &format!("tar member {name}"), limits, budget, &mut w);
+        let data = decode(
+            &mut entry,
+            size.max(1),
+            &format!("tar member {name}"),
+            limits,
+            budget,
+            &mut w,
+        );
         // a member's host: the first folder inside the archive that looks like a host, else the archive's
         let member_host = host.map(str::to_string);
-        expand(member, member_host, Bytes::Owned(data), disk, mtime, w, limits, depth + 1, budget, out);
+        expand(
+            member,
+            member_host,
+            Bytes::Owned(data),
+            disk,
+            mtime,
+            w,
+            limits,
+            depth + 1,
+            budget,
+            out,
+        );
     }
 }
 

@@ -25,7 +25,12 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_member_bytes: 4 << 30, max_total_bytes: 64 << 30, max_ratio: 1000, max_depth: 4 }
+        Limits {
+            max_member_bytes: 4 << 30,
+            max_total_bytes: 64 << 30,
+            max_ratio: 1000,
+            max_depth: 4,
+        }
     }
 }
 
@@ -80,7 +85,10 @@ pub struct Found {
 /// Splits `PATH@HOST` when the part after `@` looks like a host name and PATH exists.
 pub fn split_host(arg: &str) -> (String, Option<String>) {
     if let Some((p, h)) = arg.rsplit_once('@') {
-        let host_ok = !h.is_empty() && h.len() <= 253 && h.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'.' || c == b'_');
+        let host_ok = !h.is_empty()
+            && h.len() <= 253
+            && h.bytes()
+                .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'.' || c == b'_');
         if host_ok && !Path::new(arg).exists() && (Path::new(p).exists() || p == "-") {
             return (p.to_string(), Some(h.to_string()));
         }
@@ -95,7 +103,11 @@ pub fn discover(args: &[String]) -> (Vec<Found>, Vec<String>) {
     for arg in args {
         let (p, host) = split_host(arg);
         if p == "-" {
-            found.push(Found { path: PathBuf::from("-"), display: "-".into(), host });
+            found.push(Found {
+                path: PathBuf::from("-"),
+                display: "-".into(),
+                host,
+            });
             continue;
         }
         let path = PathBuf::from(&p);
@@ -105,19 +117,44 @@ pub fn discover(args: &[String]) -> (Vec<Found>, Vec<String>) {
                 if let Ok(c) = path.canonicalize() {
                     visited.insert(c);
                 }
-                walk(&path, &path, host.as_deref(), &mut visited, &mut found, &mut warnings, 0);
+                walk(
+                    &path,
+                    &path,
+                    host.as_deref(),
+                    &mut visited,
+                    &mut found,
+                    &mut warnings,
+                    0,
+                );
             }
-            Ok(m) if m.is_file() => found.push(Found { display: p.clone(), path, host }),
-            Ok(_) => warnings.push(format!("{p}: not a regular file (FIFO, socket or device), skipped")),
+            Ok(m) if m.is_file() => found.push(Found {
+                display: p.clone(),
+                path,
+                host,
+            }),
+            Ok(_) => warnings.push(format!(
+                "{p}: not a regular file (FIFO, socket or device), skipped"
+            )),
             Err(e) => warnings.push(format!("{p}: cannot read: {e}")),
         }
     }
     (found, warnings)
 }
 
-fn walk(root: &Path, dir: &Path, host: Option<&str>, visited: &mut BTreeSet<PathBuf>, found: &mut Vec<Found>, warnings: &mut Vec<String>, depth: u32) {
+fn walk(
+    root: &Path,
+    dir: &Path,
+    host: Option<&str>,
+    visited: &mut BTreeSet<PathBuf>,
+    found: &mut Vec<Found>,
+    warnings: &mut Vec<String>,
+    depth: u32,
+) {
     if depth > 32 {
-        warnings.push(format!("{}: folder nesting deeper than 32, not descended", dir.display()));
+        warnings.push(format!(
+            "{}: folder nesting deeper than 32, not descended",
+            dir.display()
+        ));
         return;
     }
     let entries = match std::fs::read_dir(dir) {
@@ -130,7 +167,10 @@ fn walk(root: &Path, dir: &Path, host: Option<&str>, visited: &mut BTreeSet<Path
     let mut names: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     names.sort();
     for p in names {
-        let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         if name.starts_with('.') {
             continue;
         }
@@ -143,15 +183,24 @@ fn walk(root: &Path, dir: &Path, host: Option<&str>, visited: &mut BTreeSet<Path
         };
         if meta.is_dir() {
             match p.canonicalize() {
-                Ok(c) if visited.insert(c.clone()) => walk(root, &p, host, visited, found, warnings, depth + 1),
+                Ok(c) if visited.insert(c.clone()) => {
+                    walk(root, &p, host, visited, found, warnings, depth + 1)
+                }
                 Ok(_) => warnings.push(format!("{}: symlink loop, not followed", p.display())),
                 Err(e) => warnings.push(format!("{}: cannot resolve: {e}", p.display())),
             }
         } else if meta.is_file() {
             let host = host.map(str::to_string).or_else(|| host_folder(root, &p));
-            found.push(Found { display: p.display().to_string(), path: p, host });
+            found.push(Found {
+                display: p.display().to_string(),
+                path: p,
+                host,
+            });
         } else {
-            warnings.push(format!("{}: not a regular file (FIFO, socket or device), skipped", p.display()));
+            warnings.push(format!(
+                "{}: not a regular file (FIFO, socket or device), skipped",
+                p.display()
+            ));
         }
     }
 }
@@ -164,8 +213,13 @@ fn host_folder(root: &Path, file: &Path) -> Option<String> {
     let first = comps.next()?.as_os_str().to_string_lossy().into_owned();
     comps.next()?; // the file itself must be below it
     let ok = first.bytes().any(|c| c.is_ascii_alphabetic())
-        && first.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'.' || c == b'_')
-        && !matches!(first.as_str(), "var" | "log" | "logs" | "tmp" | "etc" | "proc" | "sys" | "run");
+        && first
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'.' || c == b'_')
+        && !matches!(
+            first.as_str(),
+            "var" | "log" | "logs" | "tmp" | "etc" | "proc" | "sys" | "run"
+        );
     ok.then_some(first)
 }
 
@@ -174,7 +228,11 @@ pub fn open(found: &Found, limits: &Limits, budget: &std::sync::atomic::AtomicU6
     let mut warnings = Vec::new();
     let (bytes, disk, mtime) = if found.display == "-" {
         let mut v = Vec::new();
-        if let Err(e) = std::io::stdin().lock().take(limits.max_member_bytes).read_to_end(&mut v) {
+        if let Err(e) = std::io::stdin()
+            .lock()
+            .take(limits.max_member_bytes)
+            .read_to_end(&mut v)
+        {
             warnings.push(format!("-: read error after {} bytes: {e}", v.len()));
         }
         let n = v.len() as u64;
@@ -184,7 +242,10 @@ pub fn open(found: &Found, limits: &Limits, budget: &std::sync::atomic::AtomicU6
             Ok(f) => {
                 let meta = f.metadata().ok();
                 let len = meta.as_ref().map_or(0, |m| m.len());
-                let mtime = meta.and_then(|m| m.modified().ok()).and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map(|d| d.as_secs() as i64);
+                let mtime = meta
+                    .and_then(|m| m.modified().ok())
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map(|d| d.as_secs() as i64);
                 if len == 0 {
                     (Bytes::Owned(Vec::new()), 0, mtime)
                 } else {
@@ -192,16 +253,25 @@ pub fn open(found: &Found, limits: &Limits, budget: &std::sync::atomic::AtomicU6
                     // SAFETY: the map is read-only. A file truncated by another process while
                     // mapped could fault, so files below MAP_THRESHOLD are read into memory and
                     // only large plain files are mapped.
-                    let mapped = if small { None } else { unsafe { Mmap::map(&f) }.ok() };
+                    let mapped = if small {
+                        None
+                    } else {
+                        unsafe { Mmap::map(&f) }.ok()
+                    };
                     match mapped {
                         Some(m) => (Bytes::Mapped(m), len, mtime),
                         None => {
-                            let mut v = Vec::with_capacity(len.min(limits.max_member_bytes) as usize);
+                            let mut v =
+                                Vec::with_capacity(len.min(limits.max_member_bytes) as usize);
                             if let Err(e) = (&f).take(limits.max_member_bytes).read_to_end(&mut v) {
                                 warnings.push(format!("read error after {} bytes: {e}", v.len()));
                             }
-                            if (v.len() as u64) < len && (v.len() as u64) < limits.max_member_bytes {
-                                warnings.push(format!("file shrank while being read: {} of {len} bytes", v.len()));
+                            if (v.len() as u64) < len && (v.len() as u64) < limits.max_member_bytes
+                            {
+                                warnings.push(format!(
+                                    "file shrank while being read: {} of {len} bytes",
+                                    v.len()
+                                ));
                             }
                             (Bytes::Owned(v), len, mtime)
                         }
@@ -221,6 +291,17 @@ pub fn open(found: &Found, limits: &Limits, budget: &std::sync::atomic::AtomicU6
         }
     };
     let mut out = Vec::new();
-    container::expand(found.display.clone(), found.host.clone(), bytes, disk, mtime, warnings, limits, 0, budget, &mut out);
+    container::expand(
+        found.display.clone(),
+        found.host.clone(),
+        bytes,
+        disk,
+        mtime,
+        warnings,
+        limits,
+        0,
+        budget,
+        &mut out,
+    );
     out
 }

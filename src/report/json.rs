@@ -255,7 +255,10 @@ fn event_json(e: &Event, catalog: &Catalog) -> EventJson {
         time: e.time_us.map(iso_us),
         time_quality: e.quality.as_str(),
         host: e.host.clone(),
-        source: SourceJson { path: e.source.path.clone(), line: e.source.line },
+        source: SourceJson {
+            path: e.source.path.clone(),
+            line: e.source.line,
+        },
         kind: e.kind.clone(),
         code: e.code,
         gpu: e.gpu.clone(),
@@ -267,7 +270,14 @@ fn event_json(e: &Event, catalog: &Catalog) -> EventJson {
         message: e.message.clone(),
         uptime_s: e.uptime_us.map(|u| u as f64 / 1e6),
         details: e.attrs.clone(),
-        also_seen: e.also_seen.iter().map(|s| SourceJson { path: s.path.clone(), line: s.line }).collect(),
+        also_seen: e
+            .also_seen
+            .iter()
+            .map(|s| SourceJson {
+                path: s.path.clone(),
+                line: s.line,
+            })
+            .collect(),
     }
 }
 
@@ -299,13 +309,20 @@ pub fn build(a: &Analysis, catalog: &Catalog) -> Report {
         .incidents
         .iter()
         .map(|inc| {
-            let times: Vec<i64> = inc.events.iter().filter_map(|&i| a.events[i].time_us).collect();
+            let times: Vec<i64> = inc
+                .events
+                .iter()
+                .filter_map(|&i| a.events[i].time_us)
+                .collect();
             if let Some(p) = inc.primary {
                 if let Some(g) = &a.events[p].gpu {
                     suspects.push((a.events[p].host.clone(), g.clone()));
                 }
             }
-            let slowdown = inc.events.iter().any(|&i| a.events[i].kind == "throughput_drop");
+            let slowdown = inc
+                .events
+                .iter()
+                .any(|&i| a.events[i].kind == "throughput_drop");
             IncidentJson {
                 id: inc.id.clone(),
                 start: times.iter().min().copied().map(iso_us),
@@ -318,11 +335,23 @@ pub fn build(a: &Analysis, catalog: &Catalog) -> Report {
                     layer: inc.layer.as_str(),
                     confidence: inc.confidence,
                     summary: inc.summary.clone(),
-                    evidence: inc.evidence.iter().map(|&i| a.events[i].id.clone()).collect(),
+                    evidence: inc
+                        .evidence
+                        .iter()
+                        .map(|&i| a.events[i].id.clone())
+                        .collect(),
                     responsibility: inc.responsibility.clone(),
                     rule: inc.rule.clone(),
                 },
-                alternatives: inc.alternatives.iter().map(|x| AlternativeJson { layer: x.layer.as_str(), confidence: x.confidence, summary: x.summary.clone() }).collect(),
+                alternatives: inc
+                    .alternatives
+                    .iter()
+                    .map(|x| AlternativeJson {
+                        layer: x.layer.as_str(),
+                        confidence: x.confidence,
+                        summary: x.summary.clone(),
+                    })
+                    .collect(),
                 actions: inc.actions.clone(),
                 events: inc.events.iter().map(|&i| a.events[i].id.clone()).collect(),
                 consequences: inc.consequences.clone(),
@@ -331,7 +360,10 @@ pub fn build(a: &Analysis, catalog: &Catalog) -> Report {
         })
         .collect();
     let verdict = match a.top() {
-        Some(t) => VerdictJson { root_cause_layer: t.layer.as_str(), summary: t.summary.clone() },
+        Some(t) => VerdictJson {
+            root_cause_layer: t.layer.as_str(),
+            summary: t.summary.clone(),
+        },
         None => {
             let read: u64 = a.inputs.iter().map(|i| i.lines).sum();
             let summary = if read == 0 {
@@ -339,14 +371,30 @@ pub fn build(a: &Analysis, catalog: &Catalog) -> Report {
             } else {
                 format!("no finding: {} lines in {} input(s) read, no GPU, driver, host or job fault recognized", read, a.inputs.len())
             };
-            VerdictJson { root_cause_layer: "none", summary }
+            VerdictJson {
+                root_cause_layer: "none",
+                summary,
+            }
         }
     };
     let hosts = hosts(a);
     let gpus = gpus(a, &suspects);
     let mut notes: Vec<String> = a.warnings.clone();
     notes.extend(a.notes.iter().cloned());
-    Report { schema: "faultline/report/v1", tool: Tool { name: "faultline", version: env!("CARGO_PKG_VERSION") }, inputs, events, incidents, verdict, hosts, gpus, notes }
+    Report {
+        schema: "faultline/report/v1",
+        tool: Tool {
+            name: "faultline",
+            version: env!("CARGO_PKG_VERSION"),
+        },
+        inputs,
+        events,
+        incidents,
+        verdict,
+        hosts,
+        gpus,
+        notes,
+    }
 }
 
 fn hosts(a: &Analysis) -> Vec<HostJson> {
@@ -354,22 +402,50 @@ fn hosts(a: &Analysis) -> Vec<HostJson> {
     for r in &a.inputs {
         let Some(h) = &r.host else { continue };
         let Some(b) = &r.bundle else { continue };
-        let e = map.entry(h.clone()).or_insert_with(|| HostJson { host: h.clone(), kernel: None, driver: None, captured_at: None, boots: vec![], coverage_gaps: vec![] });
+        let e = map.entry(h.clone()).or_insert_with(|| HostJson {
+            host: h.clone(),
+            kernel: None,
+            driver: None,
+            captured_at: None,
+            boots: vec![],
+            coverage_gaps: vec![],
+        });
         e.kernel = e.kernel.clone().or(b.kernel.clone());
-        e.driver = e.driver.clone().or(b.driver.clone()).or(r.smi_driver.clone());
+        e.driver = e
+            .driver
+            .clone()
+            .or(b.driver.clone())
+            .or(r.smi_driver.clone());
         if let Some(c) = b.captured {
-            e.captured_at = Some(iso_us((c.naive_secs - c.offset.unwrap_or(0) as i64) * 1_000_000));
+            e.captured_at = Some(iso_us(
+                (c.naive_secs - c.offset.unwrap_or(0) as i64) * 1_000_000,
+            ));
         }
-        e.coverage_gaps.extend(b.coverage_gaps.iter().map(|g| format!("{}: {g}", r.path)));
+        e.coverage_gaps
+            .extend(b.coverage_gaps.iter().map(|g| format!("{}: {g}", r.path)));
     }
     for ev in a.events.iter().filter(|e| e.kind == "driver_load") {
         let Some(h) = &ev.host else { continue };
-        let e = map.entry(h.clone()).or_insert_with(|| HostJson { host: h.clone(), kernel: None, driver: None, captured_at: None, boots: vec![], coverage_gaps: vec![] });
+        let e = map.entry(h.clone()).or_insert_with(|| HostJson {
+            host: h.clone(),
+            kernel: None,
+            driver: None,
+            captured_at: None,
+            boots: vec![],
+            coverage_gaps: vec![],
+        });
         let v = ev.attrs.get("driver_version").cloned();
         if e.driver.is_none() {
             e.driver = v.clone();
         }
-        e.boots.push(BootJson { start: ev.time_us.map(iso_us), driver: v, source: SourceJson { path: ev.source.path.clone(), line: ev.source.line } });
+        e.boots.push(BootJson {
+            start: ev.time_us.map(iso_us),
+            driver: v,
+            source: SourceJson {
+                path: ev.source.path.clone(),
+                line: ev.source.line,
+            },
+        });
     }
     map.into_values().collect()
 }
@@ -380,7 +456,18 @@ fn gpus(a: &Analysis, suspects: &[(Option<String>, String)]) -> Vec<GpuJson> {
         for g in &r.gpus {
             let Some(b) = &g.bus_id else { continue };
             let host = g.host.clone().or_else(|| r.host.clone());
-            let e = map.entry((host.clone(), b.clone())).or_insert_with(|| GpuJson { host, bus_id: b.clone(), uuid: None, serial: None, name: None, vbios: None, state: BTreeMap::new(), suspect: false });
+            let e = map
+                .entry((host.clone(), b.clone()))
+                .or_insert_with(|| GpuJson {
+                    host,
+                    bus_id: b.clone(),
+                    uuid: None,
+                    serial: None,
+                    name: None,
+                    vbios: None,
+                    state: BTreeMap::new(),
+                    suspect: false,
+                });
             e.uuid = e.uuid.clone().or(g.uuid.clone());
             e.serial = e.serial.clone().or(g.serial.clone());
             e.name = e.name.clone().or(g.name.clone());
@@ -390,7 +477,18 @@ fn gpus(a: &Analysis, suspects: &[(Option<String>, String)]) -> Vec<GpuJson> {
     }
     for ((h, b), (uuid, serial)) in &a.identities {
         let host = (!h.is_empty()).then(|| h.clone());
-        let e = map.entry((host.clone(), b.clone())).or_insert_with(|| GpuJson { host, bus_id: b.clone(), uuid: None, serial: None, name: None, vbios: None, state: BTreeMap::new(), suspect: false });
+        let e = map
+            .entry((host.clone(), b.clone()))
+            .or_insert_with(|| GpuJson {
+                host,
+                bus_id: b.clone(),
+                uuid: None,
+                serial: None,
+                name: None,
+                vbios: None,
+                state: BTreeMap::new(),
+                suspect: false,
+            });
         e.uuid = e.uuid.clone().or(uuid.clone());
         e.serial = e.serial.clone().or(serial.clone());
     }
@@ -404,7 +502,8 @@ fn gpus(a: &Analysis, suspects: &[(Option<String>, String)]) -> Vec<GpuJson> {
 
 /// Serializes the report as pretty JSON with a final newline.
 pub fn to_string(r: &Report) -> String {
-    let mut s = serde_json::to_string_pretty(r).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
+    let mut s =
+        serde_json::to_string_pretty(r).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
     s.push('\n');
     s
 }

@@ -12,17 +12,48 @@ pub fn render(r: &Report) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "# GPU incident report");
     let _ = writeln!(o);
-    let _ = writeln!(o, "**Verdict:** `{}` — {}", r.verdict.root_cause_layer, r.verdict.summary);
+    let _ = writeln!(
+        o,
+        "**Verdict:** `{}` — {}",
+        r.verdict.root_cause_layer, r.verdict.summary
+    );
     let _ = writeln!(o);
     for inc in &r.incidents {
         let _ = writeln!(o, "## Incident {} — {}", inc.id, inc.root_cause.layer);
         let _ = writeln!(o);
         let _ = writeln!(o, "- **Summary:** {}", inc.root_cause.summary);
-        let _ = writeln!(o, "- **Confidence:** {:.2}; **who acts:** {}", inc.root_cause.confidence, inc.root_cause.responsibility);
-        let _ = writeln!(o, "- **Window:** {} → {}", inc.start.as_deref().unwrap_or("unknown"), inc.end.as_deref().unwrap_or("unknown"));
-        let _ = writeln!(o, "- **Impact:** hosts {}; GPUs {}; ranks {}", list(&inc.hosts), list(&inc.gpus), if inc.ranks.is_empty() { "-".into() } else { inc.ranks.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ") });
+        let _ = writeln!(
+            o,
+            "- **Confidence:** {:.2}; **who acts:** {}",
+            inc.root_cause.confidence, inc.root_cause.responsibility
+        );
+        let _ = writeln!(
+            o,
+            "- **Window:** {} → {}",
+            inc.start.as_deref().unwrap_or("unknown"),
+            inc.end.as_deref().unwrap_or("unknown")
+        );
+        let _ = writeln!(
+            o,
+            "- **Impact:** hosts {}; GPUs {}; ranks {}",
+            list(&inc.hosts),
+            list(&inc.gpus),
+            if inc.ranks.is_empty() {
+                "-".into()
+            } else {
+                inc.ranks
+                    .iter()
+                    .map(|r| r.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        );
         for a in &inc.alternatives {
-            let _ = writeln!(o, "- **Alternative:** `{}` ({:.2}) {}", a.layer, a.confidence, a.summary);
+            let _ = writeln!(
+                o,
+                "- **Alternative:** `{}` ({:.2}) {}",
+                a.layer, a.confidence, a.summary
+            );
         }
         for m in &inc.missing_data {
             let _ = writeln!(o, "- **Missing data:** {m}");
@@ -53,16 +84,30 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(o, "|---|---|---|---|---|---|");
         for g in suspects {
             let f = |x: &Option<String>| cell(x.as_deref().unwrap_or("-"));
-            let _ = writeln!(o, "| {} | {} | {} | {} | {} | {} |", f(&g.host), g.bus_id, f(&g.uuid), f(&g.serial), f(&g.name), f(&g.vbios));
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {} | {} | {} |",
+                f(&g.host),
+                g.bus_id,
+                f(&g.uuid),
+                f(&g.serial),
+                f(&g.name),
+                f(&g.vbios)
+            );
         }
         let _ = writeln!(o);
     }
     let _ = writeln!(o, "## Timeline");
     let _ = writeln!(o);
-    let _ = writeln!(o, "| id | time (UTC) | quality | host | GPU | event | evidence |");
+    let _ = writeln!(
+        o,
+        "| id | time (UTC) | quality | host | GPU | event | evidence |"
+    );
     let _ = writeln!(o, "|---|---|---|---|---|---|---|");
     for e in r.events.iter().filter(|e| e.severity != "info").take(200) {
-        let what = e.code.map_or_else(|| e.kind.clone(), |c| format!("{} {c}", e.kind));
+        let what = e
+            .code
+            .map_or_else(|| e.kind.clone(), |c| format!("{} {c}", e.kind));
         let _ = writeln!(
             o,
             "| {} | {} | {} | {} | {} | {} — {} | `{}:{}` |",
@@ -81,10 +126,26 @@ pub fn render(r: &Report) -> String {
     let _ = writeln!(o, "## Inputs");
     let _ = writeln!(o);
     for i in &r.inputs {
-        let _ = writeln!(o, "- `{}` ({}, {} lines, {} recognized, {} events){}", i.path, i.format, i.lines, i.lines_recognized, i.events, if i.warnings.is_empty() { String::new() } else { format!(" — warnings: {}", i.warnings.join("; ")) });
+        let _ = writeln!(
+            o,
+            "- `{}` ({}, {} lines, {} recognized, {} events){}",
+            i.path,
+            i.format,
+            i.lines,
+            i.lines_recognized,
+            i.events,
+            if i.warnings.is_empty() {
+                String::new()
+            } else {
+                format!(" — warnings: {}", i.warnings.join("; "))
+            }
+        );
     }
     let _ = writeln!(o);
-    let _ = writeln!(o, "Attach `nvidia-bug-report.log.gz` from each affected host to the ticket.");
+    let _ = writeln!(
+        o,
+        "Attach `nvidia-bug-report.log.gz` from each affected host to the ticket."
+    );
     o
 }
 

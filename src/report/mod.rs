@@ -7,10 +7,16 @@ pub mod text;
 
 /// Formats a UTC microsecond time as `2026-03-14T02:13:07.412000Z`.
 pub fn iso_us(us: i64) -> String {
-    chrono::DateTime::from_timestamp_micros(us).map_or_else(|| us.to_string(), |d| d.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string())
+    chrono::DateTime::from_timestamp_micros(us).map_or_else(
+        || us.to_string(),
+        |d| d.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string(),
+    )
 }
 
 /// Formats a UTC microsecond time for people: `2026-03-14 02:13:07`.
 pub fn short_us(us: i64) -> String {
-    chrono::DateTime::from_timestamp_micros(us).map_or_else(|| us.to_string(), |d| d.format("%Y-%m-%d %H:%M:%S").to_string())
+    chrono::DateTime::from_timestamp_micros(us).map_or_else(
+        || us.to_string(),
+        |d| d.format("%Y-%m-%d %H:%M:%S").to_string(),
+    )
 }

@@ -8,13 +8,55 @@ use std::fmt::Write;
 pub const MAX_TIMELINE_ROWS: usize = 60;
 
 fn short_time(t: &Option<String>) -> String {
-    t.as_deref().map_or_else(|| "(no time)".to_string(), |s| s.replace('T', " ").trim_end_matches('Z').chars().take(23).collect())
+    t.as_deref().map_or_else(
+        || "(no time)".to_string(),
+        |s| {
+            s.replace('T', " ")
+                .trim_end_matches('Z')
+                .chars()
+                .take(23)
+                .collect()
+        },
+    )
+}
+
+/// Wall time, or kernel uptime when that is all there is.
+fn event_time(e: &super::json::EventJson) -> String {
+    match (&e.time, e.uptime_s) {
+        (None, Some(u)) => format!("uptime {u:.6}s"),
+        (t, _) => short_time(t),
+    }
+}
+
+/// The incident window: wall times, or the uptime range of its events.
+fn window(inc: &super::json::IncidentJson, r: &Report) -> String {
+    if inc.start.is_some() {
+        return format!("{} → {}", short_time(&inc.start), short_time(&inc.end));
+    }
+    let ups: Vec<f64> = inc
+        .events
+        .iter()
+        .filter_map(|id| r.events.iter().find(|e| &e.id == id))
+        .filter_map(|e| e.uptime_s)
+        .collect();
+    match (
+        ups.iter().cloned().reduce(f64::min),
+        ups.iter().cloned().reduce(f64::max),
+    ) {
+        (Some(a), Some(b)) => format!("uptime {a:.3}s → {b:.3}s"),
+        _ => "no time".to_string(),
+    }
 }
 
 /// Renders the report for a terminal.
 pub fn render(r: &Report) -> String {
     let mut o = String::new();
-    let _ = writeln!(o, "faultline {} — verdict: {}", r.tool.version, r.verdict.root_cause_layer.to_uppercase());
+    let _ = writeln!(
+        o,
+        "faultline {} — verdict: {}",
+        r.tool.version,
+        r.verdict.root_cause_layer.to_uppercase()
+    );
     let _ = writeln!(o, "{}", r.verdict.summary);
     let _ = writeln!(o);
     let _ = writeln!(o, "Inputs ({}):", r.inputs.len());
@@ -27,7 +69,10 @@ pub fn render(r: &Report) -> String {
             i.lines_recognized,
             i.events,
             i.path,
-            i.host.as_ref().map(|h| format!("  [{h}]")).unwrap_or_default()
+            i.host
+                .as_ref()
+                .map(|h| format!("  [{h}]"))
+                .unwrap_or_default()
         );
         for w in &i.warnings {
             let _ = writeln!(o, "      warning: {w}");
@@ -38,7 +83,12 @@ pub fn render(r: &Report) -> String {
     }
     let _ = writeln!(o);
     let relevant: Vec<_> = r.events.iter().filter(|e| e.severity != "info").collect();
-    let _ = writeln!(o, "Timeline ({} events, {} relevant):", r.events.len(), relevant.len());
+    let _ = writeln!(
+        o,
+        "Timeline ({} events, {} relevant):",
+        r.events.len(),
+        relevant.len()
+    );
     for e in relevant.iter().take(MAX_TIMELINE_ROWS) {
         let what = match e.code {
             Some(c) => format!("{} {}", e.kind, c),
@@ -48,7 +98,7 @@ pub fn render(r: &Report) -> String {
             o,
             "  {:<4} {:<23} {:<9} {:<16} {:<14} {:<18} {}",
             e.id,
-            short_time(&e.time),
+            event_time(e),
             e.time_quality,
             e.host.as_deref().unwrap_or("-"),
             e.gpu.as_deref().unwrap_or("-"),
@@ -57,7 +107,11 @@ pub fn render(r: &Report) -> String {
         );
     }
     if relevant.len() > MAX_TIMELINE_ROWS {
-        let _ = writeln!(o, "  … {} more (use --format json for all)", relevant.len() - MAX_TIMELINE_ROWS);
+        let _ = writeln!(
+            o,
+            "  … {} more (use --format json for all)",
+            relevant.len() - MAX_TIMELINE_ROWS
+        );
     }
     let _ = writeln!(o);
     if r.incidents.is_empty() {
@@ -66,27 +120,45 @@ pub fn render(r: &Report) -> String {
     for inc in &r.incidents {
         let _ = writeln!(
             o,
-            "Incident {} [{} → {}]  layer {}  confidence {:.2}  who acts: {}",
+            "Incident {} [{}]  layer {}  confidence {:.2}  who acts: {}",
             inc.id,
-            short_time(&inc.start),
-            short_time(&inc.end),
+            window(inc, r),
             inc.root_cause.layer,
             inc.root_cause.confidence,
             inc.root_cause.responsibility
         );
         let _ = writeln!(o, "  {}", inc.root_cause.summary);
         if !inc.hosts.is_empty() {
-            let _ = writeln!(o, "  hosts: {}   gpus: {}", inc.hosts.join(", "), if inc.gpus.is_empty() { "-".into() } else { inc.gpus.join(", ") });
+            let _ = writeln!(
+                o,
+                "  hosts: {}   gpus: {}",
+                inc.hosts.join(", "),
+                if inc.gpus.is_empty() {
+                    "-".into()
+                } else {
+                    inc.gpus.join(", ")
+                }
+            );
         }
         let _ = writeln!(o, "  evidence:");
         for id in inc.root_cause.evidence.iter().take(8) {
             if let Some(e) = r.events.iter().find(|e| &e.id == id) {
                 let first = e.message.lines().next().unwrap_or("");
-                let _ = writeln!(o, "    {}:{}  {}", e.source.path, e.source.line, first.chars().take(200).collect::<String>());
+                let _ = writeln!(
+                    o,
+                    "    {}:{}  {}",
+                    e.source.path,
+                    e.source.line,
+                    first.chars().take(200).collect::<String>()
+                );
             }
         }
         for a in &inc.alternatives {
-            let _ = writeln!(o, "  alternative: {} ({:.2}) {}", a.layer, a.confidence, a.summary);
+            let _ = writeln!(
+                o,
+                "  alternative: {} ({:.2}) {}",
+                a.layer, a.confidence, a.summary
+            );
         }
         for m in &inc.missing_data {
             let _ = writeln!(o, "  missing: {m}");
@@ -118,11 +190,13 @@ pub fn render(r: &Report) -> String {
 pub fn render_timeline(r: &Report) -> String {
     let mut o = String::new();
     for e in &r.events {
-        let what = e.code.map_or_else(|| e.kind.clone(), |c| format!("{} {c}", e.kind));
+        let what = e
+            .code
+            .map_or_else(|| e.kind.clone(), |c| format!("{} {c}", e.kind));
         let _ = writeln!(
             o,
             "{:<23} {:<9} {:<16} {:<14} {:<18} {:<8} {}:{}  {}",
-            short_time(&e.time),
+            event_time(e),
             e.time_quality,
             e.host.as_deref().unwrap_or("-"),
             e.gpu.as_deref().unwrap_or("-"),

@@ -1,7 +1,7 @@
 //! `journalctl -o json`: one JSON object per line; recognizers run on the decoded MESSAGE.
 
 use super::{Located, ScanOutput};
-use crate::events::{Record, RecognizerSet};
+use crate::events::{RecognizerSet, Record};
 use crate::formats::journal::json_entry;
 use crate::model::{LineStamp, WallStamp};
 
@@ -16,7 +16,9 @@ pub fn scan(buf: &[u8], set: &RecognizerSet) -> ScanOutput {
     for (i, raw) in body.split(|&c| c == b'\n').enumerate() {
         out.lines += 1;
         let line_no = i as u64 + 1;
-        let Some(entry) = json_entry(raw.strip_suffix(b"\r").unwrap_or(raw)) else { continue };
+        let Some(entry) = json_entry(raw.strip_suffix(b"\r").unwrap_or(raw)) else {
+            continue;
+        };
         out.recognized += 1;
         if entry.boot_id.is_some() && entry.boot_id != boot {
             if boot.is_some() {
@@ -37,13 +39,23 @@ pub fn scan(buf: &[u8], set: &RecognizerSet) -> ScanOutput {
             continue;
         }
         owners.sort_unstable();
-        let rec = Record { body: &msg, preceding: &[], following: &[], rank: None };
+        let rec = Record {
+            body: &msg,
+            preceding: &[],
+            following: &[],
+            rank: None,
+        };
         let mut drafts = Vec::new();
         for o in owners {
             set.apply(o, &rec, &mut drafts);
         }
         let stamp = LineStamp {
-            wall: entry.realtime_us.map(|us| WallStamp { naive_secs: us.div_euclid(1_000_000), micros: us.rem_euclid(1_000_000) as u32, offset: Some(0), has_year: true }),
+            wall: entry.realtime_us.map(|us| WallStamp {
+                naive_secs: us.div_euclid(1_000_000),
+                micros: us.rem_euclid(1_000_000) as u32,
+                offset: Some(0),
+                has_year: true,
+            }),
             mono_us: entry.source_mono_us,
         };
         let mut kinds: Vec<String> = Vec::new();
@@ -59,7 +71,8 @@ pub fn scan(buf: &[u8], set: &RecognizerSet) -> ScanOutput {
                 stamp: d.stamp.unwrap_or(stamp),
                 borrowed: false,
                 host: d.host.clone().or_else(|| entry.host.clone()),
-                message: String::from_utf8_lossy(&raw[..raw.len().min(super::MAX_MESSAGE_BYTES)]).into_owned(),
+                message: String::from_utf8_lossy(&raw[..raw.len().min(super::MAX_MESSAGE_BYTES)])
+                    .into_owned(),
                 body: msg.chars().take(super::MAX_MESSAGE_BYTES).collect(),
                 draft: d,
             };

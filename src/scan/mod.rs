@@ -3,7 +3,7 @@
 
 pub mod journal_json;
 
-use crate::events::{Draft, Record, RecognizerSet};
+use crate::events::{Draft, RecognizerSet, Record};
 use crate::formats::{parse_head, Shape};
 use crate::model::LineStamp;
 use rayon::prelude::*;
@@ -55,9 +55,15 @@ pub struct ScanOutput {
 
 /// Undoes rsyslog/kmsg escapes of newlines and cuts overly long text.
 pub fn normalize_body(s: &str) -> String {
-    let s = if s.len() > MAX_RECORD_BYTES { &s[..floor_char(s, MAX_RECORD_BYTES)] } else { s };
+    let s = if s.len() > MAX_RECORD_BYTES {
+        &s[..floor_char(s, MAX_RECORD_BYTES)]
+    } else {
+        s
+    };
     if s.contains("#012") || s.contains("\\012") || s.contains("\\x0a") {
-        s.replace("#012", "\n").replace("\\012", "\n").replace("\\x0a", "\n")
+        s.replace("#012", "\n")
+            .replace("\\012", "\n")
+            .replace("\\x0a", "\n")
     } else {
         s.to_string()
     }
@@ -108,7 +114,9 @@ fn next_line(buf: &[u8], end: usize) -> Option<(usize, usize)> {
 
 /// A continuation line of a multi-line kernel record: indented and without a prefix of its own.
 fn is_continuation(line: &[u8]) -> bool {
-    line.len() > 8 && line[..8].iter().all(|&c| c == b' ' || c == b'\t') && parse_head(line).prefix.is_none()
+    line.len() > 8
+        && line[..8].iter().all(|&c| c == b' ' || c == b'\t')
+        && parse_head(line).prefix.is_none()
 }
 
 /// Scans a whole buffer; uses rayon over chunks when it is large and `parallel` is set.
@@ -130,7 +138,10 @@ pub fn scan_buffer(buf: &[u8], set: &RecognizerSet, parallel: bool) -> ScanOutpu
     if *bounds.last().unwrap_or(&0) < buf.len() {
         bounds.push(buf.len());
     }
-    let parts: Vec<ScanOutput> = bounds.par_windows(2).map(|w| scan_chunk(buf, w[0], w[1], set)).collect();
+    let parts: Vec<ScanOutput> = bounds
+        .par_windows(2)
+        .map(|w| scan_chunk(buf, w[0], w[1], set))
+        .collect();
     let mut out = ScanOutput::default();
     for mut p in parts {
         let base = out.lines;
@@ -169,7 +180,9 @@ pub fn scan_chunk(buf: &[u8], start: usize, end: usize, set: &RecognizerSet) -> 
             out.recognized += 1;
             out.shapes[p.shape as usize] += 1;
             if let Some(m) = p.stamp.mono_us {
-                if matches!(p.shape, Shape::DmesgRaw | Shape::Kmsg) && (m == 0 || prev_mono.is_some_and(|pm| m + 1_000_000 < pm)) {
+                if matches!(p.shape, Shape::DmesgRaw | Shape::Kmsg)
+                    && (m == 0 || prev_mono.is_some_and(|pm| m + 1_000_000 < pm))
+                {
                     out.boot_lines.push(line_no);
                 }
                 prev_mono = Some(m);
@@ -217,7 +230,15 @@ pub fn scan_chunk(buf: &[u8], start: usize, end: usize, set: &RecognizerSet) -> 
 }
 
 /// Runs recognizers on one candidate line; returns true when the line had no known prefix but gave an event.
-fn candidate(buf: &[u8], ls: usize, le: usize, line_no: u64, owners: &[usize], set: &RecognizerSet, out: &mut ScanOutput) -> bool {
+fn candidate(
+    buf: &[u8],
+    ls: usize,
+    le: usize,
+    line_no: u64,
+    owners: &[usize],
+    set: &RecognizerSet,
+    out: &mut ScanOutput,
+) -> bool {
     let line = trim_cr(&buf[ls..le]);
     // Multi-line kernel records: walk back to the record head, then forward over continuations.
     let mut head_start = ls;
@@ -226,7 +247,9 @@ fn candidate(buf: &[u8], ls: usize, le: usize, line_no: u64, owners: &[usize], s
     if is_continuation(line) {
         let mut s = ls;
         for _ in 0..8 {
-            let Some((ps, pe)) = prev_line(buf, s) else { break };
+            let Some((ps, pe)) = prev_line(buf, s) else {
+                break;
+            };
             let pl = trim_cr(&buf[ps..pe]);
             parts.insert(0, pl);
             head_start = ps;
@@ -239,7 +262,9 @@ fn candidate(buf: &[u8], ls: usize, le: usize, line_no: u64, owners: &[usize], s
     }
     let mut e = le;
     for _ in 0..8 {
-        let Some((ns, ne)) = next_line(buf, e) else { break };
+        let Some((ns, ne)) = next_line(buf, e) else {
+            break;
+        };
         let nl = trim_cr(&buf[ns..ne]);
         if !is_continuation(nl) {
             break;
@@ -258,18 +283,32 @@ fn candidate(buf: &[u8], ls: usize, le: usize, line_no: u64, owners: &[usize], s
     let mut preceding = Vec::new();
     let mut s = head_start;
     for _ in 0..8 {
-        let Some((ps, pe)) = prev_line(buf, s) else { break };
-        preceding.insert(0, lossy(trim_cr(&buf[ps..pe][..(pe - ps).min(MAX_MESSAGE_BYTES)])));
+        let Some((ps, pe)) = prev_line(buf, s) else {
+            break;
+        };
+        preceding.insert(
+            0,
+            lossy(trim_cr(&buf[ps..pe][..(pe - ps).min(MAX_MESSAGE_BYTES)])),
+        );
         s = ps;
     }
     let mut following = Vec::new();
     let mut e2 = e;
     for _ in 0..8 {
-        let Some((ns, ne)) = next_line(buf, e2) else { break };
-        following.push(lossy(trim_cr(&buf[ns..ne][..(ne - ns).min(MAX_MESSAGE_BYTES)])));
+        let Some((ns, ne)) = next_line(buf, e2) else {
+            break;
+        };
+        following.push(lossy(trim_cr(
+            &buf[ns..ne][..(ne - ns).min(MAX_MESSAGE_BYTES)],
+        )));
         e2 = ne;
     }
-    let rec = Record { body: &body, preceding: &preceding, following: &following, rank: head.rank };
+    let rec = Record {
+        body: &body,
+        preceding: &preceding,
+        following: &following,
+        rank: head.rank,
+    };
     let mut drafts = Vec::new();
     // anchors may overlap ("Killed" inside "Killed process"): collect every owner on this record
     let mut sorted = owners.to_vec();
@@ -305,7 +344,7 @@ fn candidate(buf: &[u8], ls: usize, le: usize, line_no: u64, owners: &[usize], s
         Some(p) if !p.stamp.is_empty() => (p.stamp, false, None),
         _ => borrow_stamp(buf, head_start, e),
     };
-    let host = head.prefix.and_then(|p| p.host).map(|h| lossy(h)).or(lender_host);
+    let host = head.prefix.and_then(|p| p.host).map(lossy).or(lender_host);
     let mut message = String::new();
     for (i, p) in parts.iter().enumerate() {
         if i > 0 {
@@ -338,7 +377,9 @@ fn candidate(buf: &[u8], ls: usize, le: usize, line_no: u64, owners: &[usize], s
 fn borrow_stamp(buf: &[u8], start: usize, end: usize) -> (LineStamp, bool, Option<String>) {
     let mut s = start;
     for _ in 0..256 {
-        let Some((ps, pe)) = prev_line(buf, s) else { break };
+        let Some((ps, pe)) = prev_line(buf, s) else {
+            break;
+        };
         if let Some(p) = parse_head(trim_cr(&buf[ps..pe])).prefix {
             if !p.stamp.is_empty() {
                 return (p.stamp, true, p.host.map(lossy));
@@ -348,7 +389,9 @@ fn borrow_stamp(buf: &[u8], start: usize, end: usize) -> (LineStamp, bool, Optio
     }
     let mut e = end;
     for _ in 0..256 {
-        let Some((ns, ne)) = next_line(buf, e) else { break };
+        let Some((ns, ne)) = next_line(buf, e) else {
+            break;
+        };
         if let Some(p) = parse_head(trim_cr(&buf[ns..ne])).prefix {
             if !p.stamp.is_empty() {
                 return (p.stamp, true, p.host.map(lossy));

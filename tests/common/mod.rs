@@ -18,8 +18,16 @@ pub fn shared() -> Option<PathBuf> {
 
 /// Runs the binary; returns (status, stdout, stderr).
 pub fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_faultline")).args(args).current_dir(root()).output().expect("run faultline");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    let out = Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("run faultline");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 /// Runs `analyze --format json` and parses the report.
@@ -38,24 +46,49 @@ pub fn check_expected(report: &Value, expected: &Value) -> Vec<String> {
     for want in expected["events"].as_array().cloned().unwrap_or_default() {
         let kind = want["kind"].as_str().unwrap_or("");
         let code = want.get("code").and_then(Value::as_i64);
-        let need = want.get("count_at_least").and_then(Value::as_u64).unwrap_or(1) as usize;
-        let got = events.iter().filter(|e| e["kind"] == kind && (code.is_none() || e["code"].as_i64() == code)).count();
+        let need = want
+            .get("count_at_least")
+            .and_then(Value::as_u64)
+            .unwrap_or(1) as usize;
+        let got = events
+            .iter()
+            .filter(|e| e["kind"] == kind && (code.is_none() || e["code"].as_i64() == code))
+            .count();
         if got < need {
-            problems.push(format!("{kind}{} found {got}, want at least {need}", code.map(|c| format!(":{c}")).unwrap_or_default()));
+            problems.push(format!(
+                "{kind}{} found {got}, want at least {need}",
+                code.map(|c| format!(":{c}")).unwrap_or_default()
+            ));
         }
     }
     let layer = report["verdict"]["root_cause_layer"].as_str().unwrap_or("");
     let want = expected["root_cause_layer"].as_str().unwrap_or("");
-    let acceptable: Vec<&str> = expected["acceptable_layers"].as_array().map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+    let acceptable: Vec<&str> = expected["acceptable_layers"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
     if layer != want && !acceptable.contains(&layer) {
         problems.push(format!("verdict {layer}, want {want}"));
     }
     if let Some(ff) = expected.get("first_fault") {
-        let ok = report["incidents"].as_array().into_iter().flatten().find(|i| i["root_cause"]["layer"] == layer).is_some_and(|inc| {
-            inc["root_cause"]["evidence"].as_array().into_iter().flatten().any(|id| {
-                events.iter().any(|e| e["id"] == *id && e["host"] == ff["host"] && (ff.get("gpu").is_none() || e["gpu"] == ff["gpu"]))
-            })
-        });
+        let ok = report["incidents"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|i| i["root_cause"]["layer"] == layer)
+            .is_some_and(|inc| {
+                inc["root_cause"]["evidence"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|id| {
+                        events.iter().any(|e| {
+                            e["id"] == *id
+                                && e["host"] == ff["host"]
+                                && (ff.get("gpu").is_none() || e["gpu"] == ff["gpu"])
+                        })
+                    })
+            });
         if !ok {
             problems.push(format!("first fault not cited on {}", ff));
         }
@@ -69,7 +102,12 @@ pub fn case_files(dir: &Path) -> Vec<String> {
         .unwrap()
         .filter_map(|e| e.ok())
         .map(|e| e.path())
-        .filter(|p| !matches!(p.file_name().and_then(|n| n.to_str()), Some("SOURCE.md" | "expected.json")))
+        .filter(|p| {
+            !matches!(
+                p.file_name().and_then(|n| n.to_str()),
+                Some("SOURCE.md" | "expected.json")
+            )
+        })
         .map(|p| p.display().to_string())
         .collect();
     files.sort();

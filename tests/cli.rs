@@ -1,0 +1,186 @@
+//! The command line end to end: JSON fields, determinism, text report, explain, exit statuses.
+
+mod common;
+use common::*;
+
+#[test]
+fn json_report_has_the_contract_fields_and_is_byte_identical_across_runs() {
+    let (c1, a, _) = run(&["analyze", "--format", "json", "corpus/xid79-aer-dmesg/"]);
+    let (c2, b, _) = run(&["analyze", "--format", "json", "corpus/xid79-aer-dmesg/"]);
+    assert_eq!((c1, c2), (0, 0));
+    assert_eq!(a, b, "two runs differ");
+    let r: serde_json::Value = serde_json::from_str(&a).unwrap();
+    assert_eq!(r["schema"], "faultline/report/v1");
+    assert_eq!(r["tool"]["name"], "faultline");
+    let input = &r["inputs"][0];
+    for k in [
+        "path",
+        "format",
+        "lines",
+        "lines_recognized",
+        "events",
+        "warnings",
+    ] {
+        assert!(!input[k].is_null(), "inputs[0].{k} missing");
+    }
+    assert_eq!(input["format"], "dmesg");
+    let text = std::fs::read("corpus/xid79-aer-dmesg/dmesg.txt").unwrap();
+    assert_eq!(
+        input["lines"].as_u64().unwrap(),
+        text.iter().filter(|&&c| c == b'\n').count() as u64
+    );
+    let events = r["events"].as_array().unwrap();
+    assert!(!events.is_empty());
+    for e in events {
+        for k in [
+            "id",
+            "time_quality",
+            "source",
+            "kind",
+            "layer",
+            "severity",
+            "message",
+        ] {
+            assert!(!e[k].is_null(), "event field {k} missing in {e}");
+        }
+        assert!(e["source"]["line"].as_u64().unwrap() >= 1);
+    }
+    let xid79 = events
+        .iter()
+        .find(|e| e["kind"] == "xid" && e["code"] == 79)
+        .expect("Xid 79 event");
+    assert_eq!(xid79["gpu"], "0000:3b:00.0");
+    assert!(xid79["message"]
+        .as_str()
+        .unwrap()
+        .contains("NVRM: Xid (PCI:0000:3b:00): 79"));
+    // the cited line is the verbatim line of the file
+    let line_no = xid79["source"]["line"].as_u64().unwrap() as usize;
+    let line = String::from_utf8_lossy(&text)
+        .lines()
+        .nth(line_no - 1)
+        .unwrap()
+        .to_string();
+    assert_eq!(xid79["message"].as_str().unwrap(), line);
+    assert_eq!(r["verdict"]["root_cause_layer"], "hardware");
+    let inc = &r["incidents"][0];
+    assert_eq!(inc["root_cause"]["layer"], "hardware");
+    assert_eq!(inc["root_cause"]["responsibility"], "vendor");
+    let ev_ids: Vec<&str> = events.iter().map(|e| e["id"].as_str().unwrap()).collect();
+    for id in inc["root_cause"]["evidence"].as_array().unwrap() {
+        assert!(
+            ev_ids.contains(&id.as_str().unwrap()),
+            "evidence {id} is not an event id"
+        );
+    }
+    assert!(inc["actions"].as_array().is_some_and(|a| !a.is_empty()));
+}
+
+#[test]
+fn text_report_names_the_gpu_the_layer_and_the_evidence() {
+    let (code, out, _) = run(&["analyze", "--format", "text", "corpus/xid79-aer-dmesg/"]);
+    assert_eq!(code, 0);
+    insta::assert_snapshot!("text_xid79_aer_dmesg", out);
+}
+
+#[test]
+fn canonical_multi_host_case_names_the_gpu_not_the_network() {
+    let r = analyze_json(&["corpus/multi-host-gpu-lost/"]);
+    assert_eq!(r["verdict"]["root_cause_layer"], "hardware");
+    let summary = r["verdict"]["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("0000:3b:00.0") && summary.contains("gpu-node-03"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("nccl_timeout"),
+        "the chain of consequences is shown: {summary}"
+    );
+}
+
+#[test]
+fn explain_prints_meaning_layer_and_resolution() {
+    let (code, out, _) = run(&["explain", "xid", "79"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("layer: hardware"), "{out}");
+    assert!(out.contains("RESTART_BM"), "{out}");
+    let (code, out, _) = run(&["explain", "kind", "fell_off_bus"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, _, err) = run(&["explain", "xid", "99999"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn exit_statuses_follow_the_contract() {
+    let (code, _, err) = run(&["analyze", "--format", "json", "no/such/file.log"]);
+    assert_eq!(code, 2, "{err}");
+    let (code, _, _) = run(&[
+        "analyze",
+        "--format",
+        "json",
+        "--fail-on",
+        "hardware",
+        "corpus/xid79-aer-dmesg/",
+    ]);
+    assert_eq!(code, 1);
+    let (code, _, _) = run(&[
+        "analyze",
+        "--format",
+        "json",
+        "--fail-on",
+        "application",
+        "corpus/xid79-aer-dmesg/",
+    ]);
+    assert_eq!(code, 0);
+    let (code, _, _) = run(&[
+        "analyze",
+        "--format",
+        "json",
+        "--fail-on",
+        "nonsense",
+        "corpus/xid79-aer-dmesg/",
+    ]);
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn markdown_report_cites_evidence_and_suspect_gpu() {
+    let (code, out, _) = run(&["analyze", "--format", "markdown", "corpus/bug-report-a100/"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("# GPU incident report"));
+    assert!(
+        out.contains("nvidia-bug-report.log:"),
+        "evidence with path:line"
+    );
+    assert!(out.contains("## Suspect GPUs"), "{out}");
+}
+
+#[test]
+fn output_file_is_written_and_never_over_an_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("r.json");
+    let (code, _, err) = run(&[
+        "analyze",
+        "--format",
+        "json",
+        "-o",
+        report.to_str().unwrap(),
+        "corpus/xid79-aer-dmesg/dmesg.txt",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(v["schema"], "faultline/report/v1");
+    let victim = dir.path().join("in.log");
+    std::fs::write(&victim, "hello\n").unwrap();
+    let (code, _, _) = run(&[
+        "analyze",
+        "--format",
+        "json",
+        "-o",
+        victim.to_str().unwrap(),
+        victim.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "hello\n");
+}
