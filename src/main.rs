@@ -22,7 +22,8 @@ enum Command {
     Analyze(AnalyzeArgs),
     /// Print the merged, aligned timeline of relevant events.
     Timeline(AnalyzeArgs),
-    /// Explain an Xid/SXid code or an event kind: `explain xid 79`, `explain sxid 20034`, `explain kind fell_off_bus`.
+    /// Explain an Xid/SXid code or an event kind: `explain xid 79`, `explain sxid 20034`, `explain kind fell_off_bus`
+    /// (`explain prefilter` lists the literals of the line prefilter).
     Explain {
         /// `xid`, `sxid`, `kind`, or a kind name.
         what: String,
@@ -239,6 +240,19 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Analyze(a) => run_analyze(a, false),
         Command::Timeline(a) => run_analyze(a, true),
+        Command::Explain { what, code } if what == "prefilter" => {
+            match faultline::events::RecognizerSet::load(&[]) {
+                Ok(set) => {
+                    println!("{}", set.prefilter_literals.join("\n"));
+                    let _ = code;
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("faultline: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
         Command::Explain { what, code } => {
             let catalog = faultline::catalog::Catalog::builtin();
             match faultline::explain::explain(&catalog, &what, code.as_deref()) {

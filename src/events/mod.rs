@@ -59,7 +59,16 @@ pub struct RecognizerDef {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
+struct PrefilterDef {
+    #[serde(default)]
+    literals: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RecognizerFile {
+    #[serde(default)]
+    prefilter: Option<PrefilterDef>,
     #[serde(default)]
     xid_derived: BTreeMap<String, Vec<String>>,
     #[serde(default)]
@@ -108,6 +117,8 @@ impl Draft {
 /// A candidate record handed to recognizers.
 #[derive(Debug)]
 pub struct Record<'a> {
+    /// The whole record with its prefix (anchors are looked for here).
+    pub full: &'a str,
     /// Message text after the line prefix, continuation lines joined with `\n`, rsyslog escapes undone.
     pub body: &'a str,
     /// Up to 8 raw lines before the record, oldest first.
@@ -126,8 +137,14 @@ struct Compiled {
 /// All recognizers, with the anchor automaton of the prefilter.
 pub struct RecognizerSet {
     compiled: Vec<Compiled>,
-    /// Aho-Corasick automaton over every anchor.
+    /// Aho-Corasick automaton over every anchor (overlapping search on candidate records).
     pub automaton: AhoCorasick,
+    /// Leftmost-first automaton over the smallest set of literals that covers every anchor
+    /// (anchors that contain another anchor are dropped): it finds candidate lines in whole
+    /// buffers and stays within the 64 literals of the SIMD (Teddy) searcher when it can.
+    pub prefilter: AhoCorasick,
+    /// The prefilter's literals.
+    pub prefilter_literals: Vec<String>,
     /// For each automaton pattern, the recognizers that own it.
     anchor_owners: Vec<Vec<usize>>,
     /// The anchor literals in automaton order.
@@ -166,8 +183,12 @@ impl RecognizerSet {
     pub fn load(extra: &[String]) -> Result<RecognizerSet, RecognizerError> {
         let mut defs: Vec<RecognizerDef> = Vec::new();
         let mut derived = BTreeMap::new();
+        let mut given: Vec<String> = Vec::new();
         for text in std::iter::once(BUILTIN_RECOGNIZERS).chain(extra.iter().map(String::as_str)) {
             let f: RecognizerFile = toml::from_str(text)?;
+            if let Some(p) = f.prefilter {
+                given.extend(p.literals);
+            }
             for (code, kinds) in f.xid_derived {
                 let c: i64 = code.parse().map_err(|_| RecognizerError::Invalid {
                     id: "xid_derived".into(),
@@ -236,9 +257,29 @@ impl RecognizerSet {
                 id: "anchors".into(),
                 what: e.to_string(),
             })?;
+        // the given literals, plus every anchor that contains none of them
+        let mut literals: Vec<String> = given.iter().filter(|g| g.len() >= 4).cloned().collect();
+        for a in &anchors {
+            if !literals.iter().any(|l| a.contains(l.as_str())) {
+                literals.push(a.clone());
+            }
+        }
+        let snapshot = literals.clone();
+        literals.retain(|a| !snapshot.iter().any(|b| b != a && a.contains(b.as_str())));
+        literals.sort();
+        literals.dedup();
+        let prefilter = AhoCorasickBuilder::new()
+            .match_kind(MatchKind::LeftmostFirst)
+            .build(&literals)
+            .map_err(|e| RecognizerError::Invalid {
+                id: "prefilter".into(),
+                what: e.to_string(),
+            })?;
         Ok(RecognizerSet {
             compiled,
             automaton,
+            prefilter,
+            prefilter_literals: literals,
             anchor_owners: owners,
             anchors,
             xid_derived: derived,
@@ -267,7 +308,7 @@ impl RecognizerSet {
         if def.exclude.iter().any(|x| rec.body.contains(x.as_str())) {
             return;
         }
-        if !def.anchors.iter().any(|a| rec.body.contains(a.as_str())) {
+        if !def.anchors.iter().any(|a| rec.full.contains(a.as_str())) {
             return;
         }
         let start = out.len();
@@ -347,6 +388,7 @@ impl RecognizerSet {
                         crate::scan::normalize_body(&s[head.msg_start.min(parts[0].len())..]);
                     let following: Vec<String> = parts[1..].to_vec();
                     let rec = Record {
+                        full: s,
                         body: &body,
                         preceding: &[],
                         following: &following,
@@ -354,8 +396,9 @@ impl RecognizerSet {
                     };
                     let hit = self
                         .automaton
-                        .find_overlapping_iter(body.as_str())
-                        .any(|m| self.anchor_owners[m.pattern().as_usize()].contains(&i));
+                        .find_overlapping_iter(s.as_str())
+                        .any(|m| self.anchor_owners[m.pattern().as_usize()].contains(&i))
+                        && self.prefilter.find(s.as_str()).is_some();
                     let mut out = Vec::new();
                     if hit {
                         self.apply(i, &rec, &mut out);

@@ -72,7 +72,7 @@ fn host_tag(line: &[u8], mut i: usize) -> Option<Prefix<'_>> {
     let host_end = i + line[i..].iter().take(255).position(|&c| c == b' ')?;
     let host = &line[i..host_end];
     let rest = &line[host_end + 1..];
-    let tag = memchr::memmem::find(&rest[..rest.len().min(96)], b": ")?;
+    let tag = super::find_colon_space(&rest[..rest.len().min(96)])?;
     Some(Prefix {
         stamp: LineStamp::default(),
         host: Some(host),

@@ -106,6 +106,47 @@ pub fn parse_prefix(line: &[u8]) -> Option<Prefix<'_>> {
     }
 }
 
+/// Finds `": "` in a short window without building a searcher.
+pub fn find_colon_space(hay: &[u8]) -> Option<usize> {
+    memchr::memchr_iter(b':', hay).find(|&i| hay.get(i + 1) == Some(&b' '))
+}
+
+/// The cheap check of the counting pass: which shape a line's prefix has, and its uptime, reading
+/// only the time field of the common kernel shapes (the full reader runs on candidate lines).
+#[inline]
+pub fn quick_shape(line: &[u8]) -> Option<(Shape, Option<u64>)> {
+    match *line.first()? {
+        b'[' => {
+            if let Some((m, _)) = time::bracket_uptime(line) {
+                return Some((Shape::DmesgRaw, Some(m)));
+            }
+        }
+        b'A'..=b'Z' => {
+            if let Some((_, n)) = time::syslog_datetime(line) {
+                if line.get(n) == Some(&b' ') {
+                    return Some((Shape::Syslog, None));
+                }
+            }
+        }
+        b'0'..=b'9' if line.len() > 20 && line[4] == b'-' && line[10] == b'T' => {
+            if let Some((_, n)) = time::iso_datetime(line) {
+                if line.get(n) == Some(&b' ') {
+                    return Some((
+                        if line[19] == b',' {
+                            Shape::DmesgIso
+                        } else {
+                            Shape::SyslogIso
+                        },
+                        None,
+                    ));
+                }
+            }
+        }
+        _ => {}
+    }
+    parse_head(line).prefix.map(|p| (p.shape, p.stamp.mono_us))
+}
+
 /// Reads launcher labels and then the prefix.
 pub fn parse_head(line: &[u8]) -> LineHead<'_> {
     let (off, rank) = joblog::launcher_prefix(line);

@@ -23,7 +23,7 @@ fn host_and_tag<'a>(
     let mut msg = host_end + 1;
     // tag ends at the first ": " within a reasonable distance
     let window = &line[msg..line.len().min(msg + 96)];
-    if let Some(p) = memchr::memmem::find(window, b": ") {
+    if let Some(p) = super::find_colon_space(window) {
         msg += p + 2;
     } else if window.ends_with(b":") {
         msg += window.len();
@@ -127,7 +127,7 @@ pub fn rfc5424(line: &[u8]) -> Option<Prefix<'_>> {
 
 /// Talos / machined kernel log: `192.168.11.119: kern: warning: [2026-04-22T21:26:20.599488292Z]: msg`.
 pub fn talos(line: &[u8]) -> Option<Prefix<'_>> {
-    let first = memchr::memmem::find(&line[..line.len().min(80)], b": ")?;
+    let first = super::find_colon_space(&line[..line.len().min(80)])?;
     let host = &line[..first];
     if host.is_empty()
         || !host

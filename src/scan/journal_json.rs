@@ -40,6 +40,7 @@ pub fn scan(buf: &[u8], set: &RecognizerSet) -> ScanOutput {
         }
         owners.sort_unstable();
         let rec = Record {
+            full: &msg,
             body: &msg,
             preceding: &[],
             following: &[],

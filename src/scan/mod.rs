@@ -176,11 +176,11 @@ pub fn scan_chunk(buf: &[u8], start: usize, end: usize, set: &RecognizerSet) -> 
         if line.len() > MAX_RECORD_BYTES {
             out.long_lines += 1;
         }
-        if let Some(p) = parse_head(line).prefix {
+        if let Some((shape, mono)) = crate::formats::quick_shape(line) {
             out.recognized += 1;
-            out.shapes[p.shape as usize] += 1;
-            if let Some(m) = p.stamp.mono_us {
-                if matches!(p.shape, Shape::DmesgRaw | Shape::Kmsg)
+            out.shapes[shape as usize] += 1;
+            if let Some(m) = mono {
+                if matches!(shape, Shape::DmesgRaw | Shape::Kmsg)
                     && (m == 0 || prev_mono.is_some_and(|pm| m + 1_000_000 < pm))
                 {
                     out.boot_lines.push(line_no);
@@ -197,32 +197,20 @@ pub fn scan_chunk(buf: &[u8], start: usize, end: usize, set: &RecognizerSet) -> 
     // Pass 2: anchors.
     let mut counted_to = start;
     let mut counted_lines = 0u64;
-    let mut cur: Option<(usize, usize, Vec<usize>)> = None;
+    let mut last_line_end: Option<usize> = None;
     let mut event_lines = 0u64;
-    for m in set.automaton.find_iter(region) {
+    for m in set.prefilter.find_iter(region) {
         let pos = start + m.start();
-        if let Some((ls, le, owners)) = &mut cur {
-            if pos >= *ls && pos <= *le {
-                for &o in set.owners(m.pattern().as_usize()) {
-                    if !owners.contains(&o) {
-                        owners.push(o);
-                    }
-                }
-                continue;
-            }
-        }
-        if let Some((ls, le, owners)) = cur.take() {
-            counted_lines += bytecount::count(&buf[counted_to..ls], b'\n') as u64;
-            counted_to = ls;
-            event_lines += candidate(buf, ls, le, counted_lines + 1, &owners, set, &mut out) as u64;
+        if last_line_end.is_some_and(|le| pos <= le) {
+            continue;
         }
         let (ls, le) = line_bounds(buf, pos);
         let ls = ls.max(start);
-        cur = Some((ls, le.min(end), set.owners(m.pattern().as_usize()).to_vec()));
-    }
-    if let Some((ls, le, owners)) = cur.take() {
+        let le = le.min(end);
         counted_lines += bytecount::count(&buf[counted_to..ls], b'\n') as u64;
-        event_lines += candidate(buf, ls, le, counted_lines + 1, &owners, set, &mut out) as u64;
+        counted_to = ls;
+        event_lines += candidate(buf, ls, le, counted_lines + 1, set, &mut out) as u64;
+        last_line_end = Some(le);
     }
     // event lines whose prefix was not understood still count as recognized
     out.recognized = (out.recognized + event_lines).min(out.lines);
@@ -235,7 +223,6 @@ fn candidate(
     ls: usize,
     le: usize,
     line_no: u64,
-    owners: &[usize],
     set: &RecognizerSet,
     out: &mut ScanOutput,
 ) -> bool {
@@ -303,7 +290,17 @@ fn candidate(
         )));
         e2 = ne;
     }
+    let mut full = String::new();
+    for (i, p) in parts.iter().enumerate() {
+        if i > 0 {
+            full.push('\n');
+        }
+        full.push_str(&String::from_utf8_lossy(
+            &p[..p.len().min(MAX_RECORD_BYTES)],
+        ));
+    }
     let rec = Record {
+        full: &full,
         body: &body,
         preceding: &preceding,
         following: &following,
@@ -311,8 +308,8 @@ fn candidate(
     };
     let mut drafts = Vec::new();
     // anchors may overlap ("Killed" inside "Killed process"): collect every owner on this record
-    let mut sorted = owners.to_vec();
-    for m in set.automaton.find_overlapping_iter(body.as_str()) {
+    let mut sorted: Vec<usize> = Vec::new();
+    for m in set.automaton.find_overlapping_iter(full.as_str()) {
         for &o in set.owners(m.pattern().as_usize()) {
             if !sorted.contains(&o) {
                 sorted.push(o);
