@@ -28,13 +28,29 @@ const FAULTS: &[&str] = &[
 fn noise() -> Vec<String> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/noise");
     let mut lines = Vec::new();
-    for name in ["Linux_2k.log", "Thunderbird_2k.log", "HPC_2k.log"] {
+    // Linux_2k is syslog already; the other samples are wrapped into syslog lines of one host,
+    // as a kern.log or messages file would carry them.
+    for name in [
+        "Linux_2k.log",
+        "Thunderbird_2k.log",
+        "HPC_2k.log",
+        "BGL_2k.log",
+    ] {
         if let Ok(t) = std::fs::read_to_string(dir.join(name)) {
-            lines.extend(
-                t.lines()
-                    .map(|l| l.trim_end_matches('\r').to_string())
-                    .filter(|l| !l.is_empty()),
-            );
+            let msgs = t
+                .lines()
+                .map(|l| l.trim_end_matches('\r'))
+                .filter(|l| !l.is_empty());
+            for (n, l) in msgs.enumerate() {
+                if name == "Linux_2k.log" {
+                    lines.push(l.to_string());
+                } else {
+                    let (h, m, s) = (n % 24, n % 60, (n * 7) % 60);
+                    lines.push(format!(
+                        "Jan 12 {h:02}:{m:02}:{s:02} gpu-node-01 kernel: {l}"
+                    ));
+                }
+            }
         }
     }
     if lines.is_empty() {

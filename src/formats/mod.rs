@@ -111,8 +111,36 @@ pub fn find_colon_space(hay: &[u8]) -> Option<usize> {
     memchr::memchr_iter(b':', hay).find(|&i| hay.get(i + 1) == Some(&b' '))
 }
 
+#[inline]
+fn d(c: u8) -> bool {
+    c.is_ascii_digit()
+}
+
+/// `Mmm dd HH:MM:SS ` by byte positions only (no calendar math).
+#[inline]
+fn looks_syslog(l: &[u8]) -> bool {
+    l.len() > 16
+        && l[0].is_ascii_uppercase()
+        && l[1].is_ascii_lowercase()
+        && l[2].is_ascii_lowercase()
+        && l[3] == b' '
+        && (l[4] == b' ' || d(l[4]))
+        && d(l[5])
+        && l[6] == b' '
+        && d(l[7])
+        && d(l[8])
+        && l[9] == b':'
+        && d(l[10])
+        && d(l[11])
+        && l[12] == b':'
+        && d(l[13])
+        && d(l[14])
+        && (l[15] == b' ' || l[15] == b'.')
+}
+
 /// The cheap check of the counting pass: which shape a line's prefix has, and its uptime, reading
-/// only the time field of the common kernel shapes (the full reader runs on candidate lines).
+/// only fixed byte positions for the common kernel shapes (the full reader runs on candidate lines
+/// and on lines that fail the cheap check).
 #[inline]
 pub fn quick_shape(line: &[u8]) -> Option<(Shape, Option<u64>)> {
     match *line.first()? {
@@ -121,26 +149,23 @@ pub fn quick_shape(line: &[u8]) -> Option<(Shape, Option<u64>)> {
                 return Some((Shape::DmesgRaw, Some(m)));
             }
         }
-        b'A'..=b'Z' => {
-            if let Some((_, n)) = time::syslog_datetime(line) {
-                if line.get(n) == Some(&b' ') {
-                    return Some((Shape::Syslog, None));
-                }
-            }
-        }
-        b'0'..=b'9' if line.len() > 20 && line[4] == b'-' && line[10] == b'T' => {
-            if let Some((_, n)) = time::iso_datetime(line) {
-                if line.get(n) == Some(&b' ') {
-                    return Some((
-                        if line[19] == b',' {
-                            Shape::DmesgIso
-                        } else {
-                            Shape::SyslogIso
-                        },
-                        None,
-                    ));
-                }
-            }
+        b'A'..=b'Z' if looks_syslog(line) => return Some((Shape::Syslog, None)),
+        b'0'..=b'9'
+            if line.len() > 26
+                && line[4] == b'-'
+                && line[7] == b'-'
+                && line[10] == b'T'
+                && line[13] == b':'
+                && line[16] == b':' =>
+        {
+            return Some((
+                if line[19] == b',' {
+                    Shape::DmesgIso
+                } else {
+                    Shape::SyslogIso
+                },
+                None,
+            ));
         }
         _ => {}
     }

@@ -84,13 +84,6 @@ fn trim_cr(l: &[u8]) -> &[u8] {
     l.strip_suffix(b"\r").unwrap_or(l)
 }
 
-/// Line bounds of the line containing `pos`.
-fn line_bounds(buf: &[u8], pos: usize) -> (usize, usize) {
-    let start = memchr::memrchr(b'\n', &buf[..pos]).map_or(0, |p| p + 1);
-    let end = memchr::memchr(b'\n', &buf[pos..]).map_or(buf.len(), |p| pos + p);
-    (start, end)
-}
-
 fn prev_line(buf: &[u8], start: usize) -> Option<(usize, usize)> {
     if start == 0 {
         return None;
@@ -165,7 +158,11 @@ pub fn scan_buffer(buf: &[u8], set: &RecognizerSet, parallel: bool) -> ScanOutpu
 pub fn scan_chunk(buf: &[u8], start: usize, end: usize, set: &RecognizerSet) -> ScanOutput {
     let mut out = ScanOutput::default();
     let region = &buf[start..end];
-    // Pass 1: count lines and recognized prefixes without allocating.
+    // Pass 1: the prefilter finds the candidate positions (few) in the whole region.
+    let hits: Vec<usize> = set.prefilter.find_iter(region).map(|m| m.start()).collect();
+    let mut next_hit = 0usize;
+    let mut candidates: Vec<(usize, usize, u64)> = Vec::new();
+    // Pass 2: count lines and recognized prefixes without allocating; number the candidate lines.
     let mut line_no = 0u64;
     let mut ls = 0usize;
     let mut prev_mono: Option<u64> = None;
@@ -173,6 +170,12 @@ pub fn scan_chunk(buf: &[u8], start: usize, end: usize, set: &RecognizerSet) -> 
         let le = memchr::memchr(b'\n', &region[ls..]).map_or(region.len(), |p| ls + p);
         let line = trim_cr(&region[ls..le]);
         line_no += 1;
+        if hits.get(next_hit).is_some_and(|&h| h <= le) {
+            candidates.push((start + ls, start + le, line_no));
+            while hits.get(next_hit).is_some_and(|&h| h <= le) {
+                next_hit += 1;
+            }
+        }
         if line.len() > MAX_RECORD_BYTES {
             out.long_lines += 1;
         }
@@ -194,23 +197,10 @@ pub fn scan_chunk(buf: &[u8], start: usize, end: usize, set: &RecognizerSet) -> 
         ls = le + 1;
     }
     out.lines = line_no;
-    // Pass 2: anchors.
-    let mut counted_to = start;
-    let mut counted_lines = 0u64;
-    let mut last_line_end: Option<usize> = None;
+    // Pass 3: recognizers on the candidate lines.
     let mut event_lines = 0u64;
-    for m in set.prefilter.find_iter(region) {
-        let pos = start + m.start();
-        if last_line_end.is_some_and(|le| pos <= le) {
-            continue;
-        }
-        let (ls, le) = line_bounds(buf, pos);
-        let ls = ls.max(start);
-        let le = le.min(end);
-        counted_lines += bytecount::count(&buf[counted_to..ls], b'\n') as u64;
-        counted_to = ls;
-        event_lines += candidate(buf, ls, le, counted_lines + 1, set, &mut out) as u64;
-        last_line_end = Some(le);
+    for (ls, le, no) in candidates {
+        event_lines += candidate(buf, ls, le, no, set, &mut out) as u64;
     }
     // event lines whose prefix was not understood still count as recognized
     out.recognized = (out.recognized + event_lines).min(out.lines);
