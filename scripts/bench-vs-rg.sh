@@ -8,16 +8,8 @@ FILE=${2:-/tmp/faultline-bench-${MIB}.log}
 cargo build --release --quiet --examples --bins
 [ -f "$FILE" ] || ./target/release/examples/genlog "$FILE" "$MIB"
 ANCHORS=$(mktemp)
-python3 - "$ANCHORS" <<'PY'
-import sys, tomllib
-d = tomllib.load(open("data/recognizers.toml", "rb"))
-seen = []
-for r in d["recognizer"]:
-    for a in r["anchors"]:
-        if a not in seen:
-            seen.append(a)
-open(sys.argv[1], "w").write("\n".join(seen) + "\n")
-PY
+# the literals faultline's prefilter searches for (every recognizer anchor contains one of them)
+./target/release/faultline explain prefilter > "$ANCHORS"
 command -v rg >/dev/null || { echo "rg not found (apt-get install ripgrep)"; exit 1; }
 SIZE=$(stat -c %s "$FILE")
 cat "$FILE" > /dev/null  # warm the page cache
