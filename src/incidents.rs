@@ -2,6 +2,7 @@
 //! rules, the consequences that followed, alternatives, and who must act.
 
 use crate::catalog::Catalog;
+use crate::job::JobInfo;
 use crate::model::{Layer, Severity};
 use crate::rules::{Rule, RuleSet};
 use crate::timeline::Event;
@@ -78,6 +79,7 @@ pub fn build(
     rules: &RuleSet,
     catalog: &Catalog,
     kernel_inputs: bool,
+    job: Option<&JobInfo>,
 ) -> Vec<Incident> {
     let relevant: Vec<usize> = (0..events.len())
         .filter(|&i| events[i].severity >= Severity::Warning)
@@ -127,7 +129,7 @@ pub fn build(
         .into_iter()
         .map(|mut g| {
             g.sort_unstable();
-            judge(g, events, rules, catalog, kernel_inputs)
+            judge(g, events, rules, catalog, kernel_inputs, job)
         })
         .collect();
     incidents.sort_by(|a, b| a.events.first().cmp(&b.events.first()));
@@ -217,6 +219,7 @@ fn judge(
     rules: &RuleSet,
     catalog: &Catalog,
     kernel_inputs: bool,
+    job: Option<&JobInfo>,
 ) -> Incident {
     let severity = members
         .iter()
@@ -271,7 +274,7 @@ fn judge(
         if let Some(h) = &e.host {
             hosts.insert(h.clone());
         }
-        if let Some(g) = &e.gpu {
+        if let Some(g) = e.gpu.as_ref().filter(|_| !rules.is_consequence(e)) {
             gpus.insert(g.clone());
         }
         if let Some(r) = e.rank {
@@ -334,11 +337,29 @@ fn judge(
                         "no GPU, host or network fault was found beneath the job's errors"
                             .to_string(),
                     );
+                    let mut suspect = String::new();
+                    if let Some(j) = job {
+                        if let Some((r, c)) = j.straggler {
+                            let host = j
+                                .ranks
+                                .iter()
+                                .find(|x| x.rank == r)
+                                .and_then(|x| x.host.clone())
+                                .unwrap_or_else(|| "an unknown host".into());
+                            suspect = format!("; rank {r} on {host} is behind the others (last completed collective {c}): look there first");
+                            missing.push(format!("the kernel log and nvidia-bug-report of {host} (rank {r} fell behind)"));
+                        }
+                        if !j.silent_ranks.is_empty() && j.silent_ranks.len() <= 8 {
+                            let list: Vec<String> =
+                                j.silent_ranks.iter().map(|r| r.to_string()).collect();
+                            missing.push(format!("rank(s) {} logged no timeout while the others did: their own logs and hosts' kernel logs", list.join(", ")));
+                        }
+                    }
                     let first = members.first().copied();
                     (
                         Layer::Unknown,
                         0.3,
-                        format!("Only consequences were seen ({} events, e.g. collective timeouts or process exits); the first fault is not in these inputs", members.len()),
+                        format!("Only consequences were seen ({} events, e.g. collective timeouts or process exits); the first fault is not in these inputs{suspect}", members.len()),
                         "operator".to_string(),
                         vec![
                             "Collect dmesg/journal and nvidia-bug-report.log.gz from every host of the job for the time of the hang".to_string(),
@@ -377,6 +398,18 @@ fn judge(
         }
     }
     let mut summary = summary;
+    if let (Some(p), Some(j)) = (primary, job) {
+        let pe = &events[p];
+        let rank = pe.rank.or_else(|| {
+            j.ranks
+                .iter()
+                .find(|r| r.gpu.is_some() && r.gpu == pe.gpu && r.host == pe.host)
+                .map(|r| r.rank)
+        });
+        if let Some(r) = rank.filter(|_| !summary.contains("(rank")) {
+            summary.push_str(&format!(" (rank {r})"));
+        }
+    }
     let cons_total: usize = consequences.values().sum();
     if cons_total > 0 && primary.is_some_and(|p| !rules.is_consequence(&events[p])) {
         let parts: Vec<String> = consequences

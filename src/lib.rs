@@ -8,10 +8,12 @@
 pub mod catalog;
 pub mod events;
 pub mod explain;
+pub mod fleet;
 pub mod formats;
 pub mod ids;
 pub mod incidents;
 pub mod input;
+pub mod job;
 pub mod model;
 pub mod pipeline;
 pub mod report;
@@ -118,6 +120,8 @@ pub struct Analysis {
     pub notes: Vec<String>,
     /// Incidents.
     pub incidents: Vec<Incident>,
+    /// The distributed job, when job logs were given.
+    pub job: Option<job::JobInfo>,
     /// GPU identities (host, bus id) → (uuid, serial).
     pub identities: std::collections::BTreeMap<(String, String), (Option<String>, Option<String>)>,
 }
@@ -163,14 +167,30 @@ pub fn analyze(opts: &Options, k: &Knowledge) -> Analysis {
                 | Format::BugReport
         )
     });
-    let tl = timeline::build(&mut inputs, &opts.time);
-    let incidents = incidents::build(&tl.events, &k.rules, &k.catalog, kernel_inputs);
+    let mut tl = timeline::build(&mut inputs, &opts.time);
+    let mut job = job::build(&inputs, &mut tl.events);
+    let incidents = incidents::build(
+        &tl.events,
+        &k.rules,
+        &k.catalog,
+        kernel_inputs,
+        job.as_ref(),
+    );
+    if let Some(j) = job.as_mut() {
+        let fault = incidents::top(&incidents)
+            .and_then(|t| t.primary.or(t.events.first().copied()))
+            .and_then(|i| tl.events[i].time_us);
+        if let Some(f) = fault {
+            (j.last_checkpoint, j.work_lost_s) = job::work_lost(&tl.events, f);
+        }
+    }
     Analysis {
         inputs,
         warnings,
         events: tl.events,
         notes: tl.notes,
         incidents,
+        job,
         identities: tl.identities,
     }
 }

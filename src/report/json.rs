@@ -223,6 +223,48 @@ pub struct GpuJson {
     pub suspect: bool,
 }
 
+/// One rank of the job table.
+#[derive(Serialize, Clone, Debug)]
+pub struct RankJson {
+    /// Global rank.
+    pub rank: i64,
+    /// Host.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// Process id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u64>,
+    /// GPU bus id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<String>,
+}
+
+/// The distributed job.
+#[derive(Serialize, Clone, Debug)]
+pub struct JobJson {
+    /// World size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub world_size: Option<i64>,
+    /// Rank table.
+    pub ranks: Vec<RankJson>,
+    /// Ranks no line names.
+    pub missing_ranks: Vec<i64>,
+    /// Ranks that logged no timeout while the others did.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub silent_ranks: Vec<i64>,
+    /// The rank behind all others: [rank, last completed collective].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub straggler: Option<(i64, i64)>,
+    /// Estimated clock offset per host, seconds.
+    pub skew_s: BTreeMap<String, f64>,
+    /// Seconds lost since the last checkpoint before the first fault.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub work_lost_s: Option<i64>,
+    /// The last checkpoint saved before the first fault.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_checkpoint: Option<String>,
+}
+
 /// The whole report.
 #[derive(Serialize, Clone, Debug)]
 pub struct Report {
@@ -244,6 +286,9 @@ pub struct Report {
     /// GPUs.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub gpus: Vec<GpuJson>,
+    /// The distributed job.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job: Option<JobJson>,
     /// Warnings not tied to one input, and clock notes.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -377,6 +422,25 @@ pub fn build(a: &Analysis, catalog: &Catalog) -> Report {
             }
         }
     };
+    let job = a.job.as_ref().map(|j| JobJson {
+        world_size: j.world_size,
+        ranks: j
+            .ranks
+            .iter()
+            .map(|r| RankJson {
+                rank: r.rank,
+                host: r.host.clone(),
+                pid: r.pid,
+                gpu: r.gpu.clone(),
+            })
+            .collect(),
+        missing_ranks: j.missing_ranks.clone(),
+        silent_ranks: j.silent_ranks.clone(),
+        straggler: j.straggler,
+        skew_s: j.skew_s.clone(),
+        work_lost_s: j.work_lost_s,
+        last_checkpoint: j.last_checkpoint.map(|i| a.events[i].id.clone()),
+    });
     let hosts = hosts(a);
     let gpus = gpus(a, &suspects);
     let mut notes: Vec<String> = a.warnings.clone();
@@ -393,6 +457,7 @@ pub fn build(a: &Analysis, catalog: &Catalog) -> Report {
         verdict,
         hosts,
         gpus,
+        job,
         notes,
     }
 }

@@ -169,6 +169,45 @@ pub fn render(r: &Report) -> String {
         }
         let _ = writeln!(o);
     }
+    if let Some(j) = &r.job {
+        let hosts: std::collections::BTreeSet<&str> =
+            j.ranks.iter().filter_map(|x| x.host.as_deref()).collect();
+        let _ = writeln!(
+            o,
+            "Job: world size {}, {} ranks seen on {} hosts{}{}",
+            j.world_size.map_or("?".to_string(), |w| w.to_string()),
+            j.ranks.len(),
+            hosts.len(),
+            if j.missing_ranks.is_empty() {
+                String::new()
+            } else {
+                format!(", {} ranks never named", j.missing_ranks.len())
+            },
+            j.work_lost_s
+                .map(|w| format!(", work lost since the last checkpoint: {w} s"))
+                .unwrap_or_default()
+        );
+        if let Some((rank, c)) = j.straggler {
+            let _ = writeln!(
+                o,
+                "  straggler: rank {rank} (last completed collective {c})"
+            );
+        }
+        if !j.silent_ranks.is_empty() {
+            let list: Vec<String> = j.silent_ranks.iter().map(|x| x.to_string()).collect();
+            let _ = writeln!(o, "  ranks without a timeout: {}", list.join(", "));
+        }
+        let skews: Vec<String> = j
+            .skew_s
+            .iter()
+            .filter(|(_, v)| v.abs() >= 1.0)
+            .map(|(h, v)| format!("{h} {v:+.1}s"))
+            .collect();
+        if !skews.is_empty() {
+            let _ = writeln!(o, "  clock skew: {}", skews.join(", "));
+        }
+        let _ = writeln!(o);
+    }
     if !r.gpus.is_empty() {
         let _ = writeln!(o, "GPUs:");
         for g in &r.gpus {

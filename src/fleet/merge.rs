@@ -1,0 +1,199 @@
+//! `merge`: reads the JSON Lines of any number of scans (shards of one archive, or scans of
+//! several archives), folds their bundle lines into one fleet summary, and checks that the
+//! shards are complete: each file should end with its fleet line, and the `K/N` of the shard
+//! fleet lines should cover 0..N once.
+
+use super::bundle::{BundleLine, SCAN_SCHEMA};
+use super::summary::{self, FleetSummary, FLEET_SCHEMA};
+use crate::input::container::{sniff, Magic};
+use std::collections::BTreeMap;
+use std::io::Read;
+
+/// What `merge` read.
+#[derive(Clone, Debug)]
+pub struct MergeResult {
+    /// Every bundle line, in file then line order.
+    pub lines: Vec<BundleLine>,
+    /// Their fleet summary.
+    pub summary: FleetSummary,
+    /// Problems: unreadable files, bad lines, missing or repeated shards.
+    pub warnings: Vec<String>,
+    /// Files that could be read and held at least one faultline line.
+    pub files_read: usize,
+}
+
+impl MergeResult {
+    /// True when not one file could be read.
+    pub fn nothing_read(&self) -> bool {
+        self.files_read == 0
+    }
+}
+
+/// Reads a result file (`-` for stdin), gzip- or zstd-compressed or plain.
+fn read_text(path: &str) -> Result<String, String> {
+    let mut raw = Vec::new();
+    let r = if path == "-" {
+        std::io::stdin().lock().read_to_end(&mut raw)
+    } else {
+        std::fs::File::open(path).and_then(|mut f| f.read_to_end(&mut raw))
+    };
+    r.map_err(|e| format!("{path}: cannot read: {e}"))?;
+    let data = match sniff(&raw) {
+        Magic::Gzip => {
+            let mut out = Vec::new();
+            flate2::read::MultiGzDecoder::new(&raw[..])
+                .read_to_end(&mut out)
+                .map_err(|e| format!("{path}: corrupt gzip: {e}"))?;
+            out
+        }
+        Magic::Zstd => {
+            zstd::stream::decode_all(&raw[..]).map_err(|e| format!("{path}: corrupt zstd: {e}"))?
+        }
+        _ => raw,
+    };
+    Ok(String::from_utf8_lossy(&data).into_owned())
+}
+
+/// The fleet line of one file, as far as merge checks it.
+struct FileFleet {
+    shard: Option<String>,
+    bundles: Option<u64>,
+}
+
+/// Parses one file; pushes its bundle lines and returns its fleet line, if any.
+fn parse_file(
+    path: &str,
+    text: &str,
+    lines: &mut Vec<BundleLine>,
+    warnings: &mut Vec<String>,
+) -> (usize, Option<FileFleet>) {
+    let mut fleet = None;
+    let mut own = 0usize;
+    let mut recognized = 0usize;
+    for (i, raw) in text.lines().enumerate() {
+        let raw = raw.trim();
+        if raw.is_empty() {
+            continue;
+        }
+        let at = format!("{path}:{}", i + 1);
+        let v: serde_json::Value = match serde_json::from_str(raw) {
+            Ok(v) => v,
+            Err(e) => {
+                warnings.push(format!("{at}: not JSON ({e}); line skipped"));
+                continue;
+            }
+        };
+        match v.get("schema").and_then(|s| s.as_str()) {
+            Some(SCAN_SCHEMA) => match serde_json::from_value::<BundleLine>(v) {
+                Ok(l) => {
+                    lines.push(l);
+                    own += 1;
+                    recognized += 1;
+                }
+                Err(e) => warnings.push(format!("{at}: bad {SCAN_SCHEMA} line ({e}); skipped")),
+            },
+            Some(FLEET_SCHEMA) => {
+                recognized += 1;
+                if fleet.is_some() {
+                    warnings.push(format!("{at}: a second {FLEET_SCHEMA} line in one file"));
+                }
+                fleet = Some(FileFleet {
+                    shard: v.get("shard").and_then(|s| s.as_str()).map(str::to_string),
+                    bundles: v.get("bundles").and_then(|b| b.as_u64()),
+                });
+            }
+            other => warnings.push(format!(
+                "{at}: not a faultline scan line (schema {}); skipped",
+                other.unwrap_or("missing")
+            )),
+        }
+    }
+    match &fleet {
+        None if recognized > 0 => warnings.push(format!(
+            "{path}: no {FLEET_SCHEMA} line at the end: the scan did not finish or the file was cut"
+        )),
+        Some(FileFleet {
+            bundles: Some(n), ..
+        }) if *n != own as u64 => warnings.push(format!(
+            "{path}: its fleet line counts {n} bundles but the file holds {own} bundle lines"
+        )),
+        _ => {}
+    }
+    (recognized, fleet)
+}
+
+/// Checks that the shards seen cover `0..N` exactly once.
+fn check_shards(shards: &[(String, String)], warnings: &mut Vec<String>) {
+    let mut counts: BTreeMap<u64, BTreeMap<u64, Vec<&str>>> = BTreeMap::new();
+    for (file, s) in shards {
+        match s.parse::<super::shard::Shard>() {
+            Ok(sh) => counts
+                .entry(sh.count)
+                .or_default()
+                .entry(sh.index)
+                .or_default()
+                .push(file),
+            Err(e) => warnings.push(format!("{file}: shard `{s}`: {e}")),
+        }
+    }
+    if counts.len() > 1 {
+        let ns: Vec<String> = counts.keys().map(|n| n.to_string()).collect();
+        warnings.push(format!(
+            "shard outputs of different splits (N = {}): bundles may be missing or counted twice",
+            ns.join(", ")
+        ));
+    }
+    for (n, seen) in &counts {
+        let missing: Vec<String> = (0..*n)
+            .filter(|k| !seen.contains_key(k))
+            .map(|k| format!("{k}/{n}"))
+            .collect();
+        if !missing.is_empty() {
+            warnings.push(format!("missing shard output(s): {}", missing.join(", ")));
+        }
+        for (k, files) in seen.iter().filter(|(_, f)| f.len() > 1) {
+            warnings.push(format!(
+                "shard {k}/{n} given more than once: {}",
+                files.join(", ")
+            ));
+        }
+    }
+}
+
+/// Reads and folds the given result files.
+pub fn merge(paths: &[String]) -> MergeResult {
+    let mut lines = Vec::new();
+    let mut warnings = Vec::new();
+    let mut shards = Vec::new();
+    let mut files_read = 0;
+    for p in paths {
+        match read_text(p) {
+            Ok(text) => {
+                let (recognized, fleet) = parse_file(p, &text, &mut lines, &mut warnings);
+                if recognized > 0 {
+                    files_read += 1;
+                } else {
+                    warnings.push(format!("{p}: no faultline scan line in it"));
+                }
+                if let Some(s) = fleet.and_then(|f| f.shard) {
+                    shards.push((p.clone(), s));
+                }
+            }
+            Err(e) => warnings.push(e),
+        }
+    }
+    check_shards(&shards, &mut warnings);
+    let summary = summary::fold(&lines);
+    if summary.duplicates > 0 {
+        warnings.push(format!(
+            "{} bundle(s) appear in more than one line; the last line of each counts",
+            summary.duplicates
+        ));
+    }
+    MergeResult {
+        lines,
+        summary,
+        warnings,
+        files_read,
+    }
+}

@@ -1,0 +1,212 @@
+//! Text for terminals: the bundle list of `scan --list`, and the fleet table of `scan` and
+//! `merge` (bundles with findings, layers, codes, repeat offenders, drivers).
+
+use super::bundle::BundleLine;
+use super::discovery::Bundle;
+use super::summary::FleetSummary;
+use std::fmt::Write;
+
+/// `1.5 MB` style sizes (decimal units, as the rates of the benchmark script).
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "kB", "MB", "GB", "TB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1000.0 && u < UNITS.len() - 1 {
+        v /= 1000.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// The `--list` output: one row per bundle (name, kind, host its path names, files, size,
+/// shard key), then its files indented.
+pub fn render_list(bundles: &[Bundle]) -> String {
+    let mut s = String::new();
+    for b in bundles {
+        let _ = writeln!(
+            s,
+            "{}\t{}\t{}\t{} file(s)\t{}\tkey={}",
+            b.name,
+            b.kind.as_str(),
+            b.host_hint.as_deref().unwrap_or("-"),
+            b.files.len(),
+            human_bytes(b.disk_bytes),
+            b.key
+        );
+        if let Some(e) = &b.error {
+            let _ = writeln!(s, "    ! {e}");
+        }
+        for f in &b.files {
+            let _ = writeln!(s, "    {}", f.display());
+        }
+    }
+    let total: u64 = bundles.iter().map(|b| b.disk_bytes).sum();
+    let files: usize = bundles.iter().map(|b| b.files.len()).sum();
+    let _ = writeln!(
+        s,
+        "{} bundle(s), {files} file(s), {}",
+        bundles.len(),
+        human_bytes(total)
+    );
+    s
+}
+
+fn codes_text(codes: &std::collections::BTreeMap<String, u64>) -> String {
+    let mut v: Vec<(&String, &u64)> = codes.iter().collect();
+    v.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+    v.iter()
+        .take(4)
+        .map(|(k, n)| format!("{k}×{n}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn bundle_rows(s: &mut String, lines: &[BundleLine]) {
+    let failing: Vec<&BundleLine> = lines.iter().filter(|l| l.failing()).collect();
+    let unreadable: Vec<&BundleLine> = lines.iter().filter(|l| l.unreadable).collect();
+    if !failing.is_empty() {
+        let _ = writeln!(s, "\nBundles with findings ({}):", failing.len());
+        let w = failing
+            .iter()
+            .map(|l| l.bundle.len())
+            .max()
+            .unwrap_or(0)
+            .min(60);
+        for l in failing {
+            let _ = writeln!(
+                s,
+                "  {:<w$}  {:<16} {:<15} {}",
+                l.bundle,
+                l.host.as_deref().unwrap_or("-"),
+                l.verdict.root_cause_layer,
+                l.verdict.summary
+            );
+        }
+    }
+    if !unreadable.is_empty() {
+        let _ = writeln!(s, "\nUnreadable bundles ({}):", unreadable.len());
+        for l in unreadable {
+            let why = l.warnings.first().map(String::as_str).unwrap_or("");
+            let _ = writeln!(s, "  {}  {why}", l.bundle);
+        }
+    }
+}
+
+/// The fleet table; `lines` (may be empty) adds the bundles with findings.
+pub fn render_summary(f: &FleetSummary, lines: &[BundleLine]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "faultline {} — fleet: {} bundle(s) from {} host(s){}: {} with findings, {} clean, {} unreadable, {} with warnings",
+        f.tool.version,
+        f.bundles,
+        f.hosts,
+        f.shard.as_ref().map(|x| format!(" (shard {x})")).unwrap_or_default(),
+        f.failing,
+        f.clean,
+        f.unreadable,
+        f.with_warnings
+    );
+    let _ = writeln!(
+        s,
+        "{} input(s), {} read, {} on disk",
+        f.inputs,
+        human_bytes(f.bytes),
+        human_bytes(f.disk_bytes)
+    );
+    bundle_rows(&mut s, lines);
+    if !f.layers.is_empty() {
+        let _ = writeln!(s, "\nRoot-cause layers (bundles, hosts):");
+        for l in &f.layers {
+            let _ = writeln!(s, "  {:<16} {:>6} {:>6}", l.layer, l.bundles, l.hosts);
+        }
+    }
+    if !f.codes.is_empty() {
+        let _ = writeln!(s, "\nMost frequent codes (bundles, events, hosts):");
+        for c in &f.codes {
+            let _ = writeln!(
+                s,
+                "  {:<24} {:>6} {:>8} {:>6}",
+                c.code, c.bundles, c.events, c.hosts
+            );
+        }
+    }
+    let _ = writeln!(
+        s,
+        "\nRepeat-offender GPUs, RMA candidates ({} of {} GPUs with failures):",
+        f.gpus.len(),
+        f.failing_gpus
+    );
+    if f.gpus.is_empty() {
+        let _ = writeln!(s, "  none");
+    }
+    for g in &f.gpus {
+        let id = g
+            .serials
+            .first()
+            .map(|x| format!("serial {x}"))
+            .or_else(|| g.uuids.first().cloned())
+            .unwrap_or_else(|| "(no serial or UUID)".into());
+        let _ = writeln!(
+            s,
+            "  {id:<24} {} {}  {} occasion(s) in {} bundle(s)  {}",
+            g.hosts.join(","),
+            g.bus_ids.join(","),
+            g.occasions,
+            g.bundles.len(),
+            codes_text(&g.codes)
+        );
+    }
+    let _ = writeln!(s, "\nRepeat-offender nodes:");
+    if f.nodes.is_empty() {
+        let _ = writeln!(s, "  none");
+    }
+    for n in &f.nodes {
+        let _ = writeln!(
+            s,
+            "  {:<24} {} occasion(s), {} failing bundle(s), {} GPU(s) with failures  {}",
+            n.host,
+            n.occasions,
+            n.failing,
+            n.gpus,
+            codes_text(&n.layers)
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\nDrivers (bundles, failing, rate){}:",
+        if f.drivers_unknown > 0 {
+            format!("; {} bundle(s) name none", f.drivers_unknown)
+        } else {
+            String::new()
+        }
+    );
+    for d in &f.drivers {
+        let mut flags = Vec::new();
+        if d.cluster {
+            flags.push("faults cluster here".to_string());
+        }
+        if !d.layer_clusters.is_empty() {
+            flags.push(format!("{} cluster here", d.layer_clusters.join(", ")));
+        }
+        let _ = writeln!(
+            s,
+            "  {:<16} {:>6} {:>6} {:>6.1}%  {}{}",
+            d.version,
+            d.bundles,
+            d.failing,
+            d.fault_rate * 100.0,
+            codes_text(&d.layers),
+            if flags.is_empty() {
+                String::new()
+            } else {
+                format!("  <- {}", flags.join("; "))
+            }
+        );
+    }
+    s
+}
