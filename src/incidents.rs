@@ -116,9 +116,12 @@ pub fn build(
     let mut merged: Vec<Vec<usize>> = groups.iter().filter(|g| timed(g)).cloned().collect();
     for g in groups.iter().filter(|g| !timed(g)) {
         let gpus: BTreeSet<&String> = g.iter().filter_map(|&i| events[i].gpu.as_ref()).collect();
+        let ranks: BTreeSet<i64> = g.iter().filter_map(|&i| events[i].rank).collect();
         let target = merged.iter().position(|m| {
-            m.iter()
-                .any(|&i| events[i].gpu.as_ref().is_some_and(|x| gpus.contains(x)))
+            m.iter().any(|&i| {
+                events[i].gpu.as_ref().is_some_and(|x| gpus.contains(x))
+                    || events[i].rank.is_some_and(|r| ranks.contains(&r))
+            })
         });
         match target {
             Some(t) => merged[t].extend(g.iter().copied()),
@@ -167,13 +170,31 @@ fn distinct_codes_on_gpu(
     }
 }
 
+/// Ranks waited in different collectives: several operation types, or one sequence number with
+/// different operations or sizes.
 fn desync(events: &[Event], members: &[usize]) -> bool {
-    let ops: BTreeSet<&str> = members
+    let timeouts: Vec<&Event> = members
         .iter()
-        .filter(|&&i| events[i].kind == "nccl_timeout")
-        .filter_map(|&i| events[i].attrs.get("op").map(String::as_str))
+        .map(|&i| &events[i])
+        .filter(|e| e.kind == "nccl_timeout")
         .collect();
-    ops.len() >= 2
+    let ops: BTreeSet<&str> = timeouts
+        .iter()
+        .filter_map(|e| e.attrs.get("op").map(String::as_str))
+        .collect();
+    if ops.len() >= 2 {
+        return true;
+    }
+    let mut per_seq: BTreeMap<&str, BTreeSet<(Option<&String>, Option<&String>)>> = BTreeMap::new();
+    for e in &timeouts {
+        if let Some(seq) = e.attrs.get("seq") {
+            per_seq
+                .entry(seq.as_str())
+                .or_default()
+                .insert((e.attrs.get("op"), e.attrs.get("numel_in")));
+        }
+    }
+    per_seq.values().any(|v| v.len() >= 2)
 }
 
 fn fits(rule: &Rule, e: &Event, events: &[Event], members: &[usize], catalog: &Catalog) -> bool {
@@ -338,6 +359,23 @@ fn judge(
                             .to_string(),
                     );
                     let mut suspect = String::new();
+                    if let Some(&i) = members.iter().find(|&&i| {
+                        events[i].kind == "process_exit"
+                            && events[i]
+                                .attrs
+                                .get("root_cause")
+                                .is_some_and(|v| v == "true")
+                    }) {
+                        let e = &events[i];
+                        suspect =
+                            format!(
+                            "; torchrun names rank {} on {} as the first failure (exit code {}{})",
+                            e.rank.map_or("?".to_string(), |r| r.to_string()),
+                            e.host.clone().unwrap_or_else(|| "an unknown host".into()),
+                            e.code.map_or("?".to_string(), |c| c.to_string()),
+                            e.attrs.get("signal").map(|s| format!(", {s}")).unwrap_or_default()
+                        );
+                    }
                     if let Some(j) = job {
                         if let Some((r, c)) = j.straggler {
                             let host = j
@@ -406,7 +444,7 @@ fn judge(
                 .find(|r| r.gpu.is_some() && r.gpu == pe.gpu && r.host == pe.host)
                 .map(|r| r.rank)
         });
-        if let Some(r) = rank.filter(|_| !summary.contains("(rank")) {
+        if let Some(r) = rank.filter(|_| !summary.contains("(rank") && layer != Layer::Unknown) {
             summary.push_str(&format!(" (rank {r})"));
         }
     }

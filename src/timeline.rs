@@ -116,6 +116,17 @@ fn infer_year(events: &[&RawEvent], anchor: i64) -> (i32, Vec<i32>) {
     (base, offsets)
 }
 
+/// A host's short name: the first label of a fully qualified name (NCCL prints only that), IP
+/// addresses as they are.
+pub fn short_host(h: &str) -> String {
+    let is_ip = h.bytes().all(|c| c.is_ascii_digit() || c == b'.') || h.contains(':');
+    if is_ip {
+        h.to_string()
+    } else {
+        h.split('.').next().unwrap_or(h).to_string()
+    }
+}
+
 /// Builds the timeline from all inputs.
 pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
     let mut notes = Vec::new();
@@ -132,6 +143,25 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
             }
             if let Some(off) = b.utc_offset {
                 host_tz.insert(h.clone(), off);
+            }
+        }
+    }
+    // Dated stamps (with a year) anchor the year of year-less ones: per host, else anywhere.
+    let mut dated_host: BTreeMap<String, i64> = BTreeMap::new();
+    let mut dated_any: Option<i64> = None;
+    for r in results.iter() {
+        for e in &r.events {
+            if let Some(w) = e.stamp.wall.filter(|w| w.has_year) {
+                let secs = w.naive_secs - w.offset.unwrap_or(0) as i64;
+                let h = e
+                    .host
+                    .clone()
+                    .or_else(|| r.host.clone())
+                    .map(|h| short_host(&h))
+                    .unwrap_or_default();
+                let v = dated_host.entry(h).or_insert(secs);
+                *v = (*v).max(secs);
+                dated_any = Some(dated_any.map_or(secs, |d| d.max(secs)));
             }
         }
     }
@@ -167,6 +197,8 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
             .year
             .map(|y| crate::formats::time::civil_secs(y, 12, 31, 0).unwrap_or(opts.now))
             .or_else(|| host_anchor.get(&host).copied())
+            .or_else(|| dated_host.get(&short_host(&host)).map(|d| d + 86_400))
+            .or(dated_any.map(|d| d + 86_400))
             .or(r.mtime)
             .unwrap_or(opts.now);
         let refs: Vec<&RawEvent> = r.events.iter().collect();
@@ -313,7 +345,11 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
     for (r, pv) in results.iter_mut().zip(pend) {
         let attachments = std::mem::take(&mut r.attachments);
         for (e, p) in r.events.drain(..).zip(pv) {
-            let host = e.host.clone().or_else(|| r.host.clone());
+            let host = e
+                .host
+                .clone()
+                .or_else(|| r.host.clone())
+                .map(|h| short_host(&h));
             let gpu_uuid = match (&host, &e.gpu) {
                 (Some(h), Some(g)) => identities
                     .get(&(h.clone(), g.clone()))

@@ -24,28 +24,39 @@ pub fn torchrun_failure(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
         d.attrs.insert("pid".into(), pid.to_string());
     }
     let mut root_cause = false;
+    let mut host_seen = false;
+    let mut time_seen = false;
     for line in rec.preceding.iter().rev().take(8) {
+        let t = line.trim();
         if let Some(r) = field(line, "rank") {
-            d.rank = r.split_whitespace().next().and_then(|x| x.parse().ok());
-            if let Some(l) = super::xid::between(r, "local_rank:", ")") {
-                d.attrs.insert("local_rank".into(), l.to_string());
+            if d.rank.is_none() {
+                d.rank = r.split_whitespace().next().and_then(|x| x.parse().ok());
+                if let Some(l) = super::xid::between(r, "local_rank:", ")") {
+                    d.attrs.insert("local_rank".into(), l.to_string());
+                }
             }
         } else if let Some(h) = field(line, "host") {
-            d.host = Some(h.to_string());
-        } else if let Some(t) = field(line, "time") {
-            if let Some((ws, _)) = iso_datetime(t.as_bytes()) {
-                d.stamp = Some(LineStamp {
-                    wall: Some(ws),
-                    mono_us: None,
-                });
+            if !host_seen {
+                d.host = Some(h.to_string());
+                host_seen = true;
             }
+        } else if let Some(tm) = field(line, "time") {
+            if !time_seen {
+                if let Some((ws, _)) = iso_datetime(tm.as_bytes()) {
+                    d.stamp = Some(LineStamp {
+                        wall: Some(ws),
+                        mono_us: None,
+                    });
+                }
+                time_seen = true;
+            }
+        } else if t.starts_with('[') && t.ends_with("]:") {
+            // the entry header `[N]:`; the line before it tells whether this is the root cause
+            continue;
         } else if line.starts_with("Root Cause") {
             root_cause = true;
             break;
-        } else if line.starts_with("Failures:")
-            || line.starts_with("----")
-            || line.starts_with("====")
-        {
+        } else {
             break;
         }
     }
@@ -58,6 +69,9 @@ pub fn torchrun_failure(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
                 d.attrs.insert("signal".into(), sig.to_string());
             }
         }
+    }
+    if code.is_some_and(|c| c != 0) {
+        d.severity = Some(Severity::Error);
     }
     if let Some(c) = code {
         let sig = match c {
