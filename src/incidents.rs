@@ -429,8 +429,14 @@ fn judge(
             let related = (e.gpu.is_some() && e.gpu == pe.gpu)
                 || (e.kind == pe.kind && e.host == pe.host)
                 || (e.kind == "pcie_aer" && e.host == pe.host);
-            let same_line = evidence.iter().any(|&j| events[j].source == e.source);
-            if related && !same_line && !rules.is_consequence(e) {
+            // one line per kind and code (plus every PCIe report): enough to show the chain
+            let seen = evidence.iter().any(|&j| {
+                events[j].source == e.source
+                    || (e.kind != "pcie_aer"
+                        && events[j].kind == e.kind
+                        && events[j].code == e.code)
+            });
+            if related && !seen && !rules.is_consequence(e) {
                 evidence.push(i);
             }
         }
@@ -510,4 +516,55 @@ pub fn top(incidents: &[Incident]) -> Option<&Incident> {
         );
         ka.cmp(&kb)
     })
+}
+
+/// Version drift: when a host loaded a different driver version before an incident's first
+/// event, the driver stack becomes an alternative explanation (with the load line as evidence).
+pub fn add_driver_drift(incidents: &mut [Incident], events: &[Event]) {
+    for inc in incidents.iter_mut() {
+        let Some(p) = inc.primary else { continue };
+        let pe = &events[p];
+        let (Some(host), Some(start)) = (pe.host.as_ref(), pe.time_us) else {
+            continue;
+        };
+        let mut loads: Vec<&Event> = events
+            .iter()
+            .filter(|e| {
+                e.kind == "driver_load"
+                    && e.host.as_ref() == Some(host)
+                    && e.time_us.is_some_and(|t| t <= start)
+            })
+            .collect();
+        loads.sort_by_key(|e| e.time_us);
+        let change = loads
+            .windows(2)
+            .rev()
+            .find(|w| w[0].attrs.get("driver_version") != w[1].attrs.get("driver_version"));
+        let Some(w) = change else { continue };
+        let (from, to) = (
+            w[0].attrs
+                .get("driver_version")
+                .cloned()
+                .unwrap_or_default(),
+            w[1].attrs
+                .get("driver_version")
+                .cloned()
+                .unwrap_or_default(),
+        );
+        let hours = (start - w[1].time_us.unwrap_or(start)) as f64 / 3.6e9;
+        let summary = format!("the driver on {host} changed from {from} to {to} {hours:.1} h before the first fault ({}:{})", w[1].source.path, w[1].source.line);
+        if inc.layer == Layer::DriverStack {
+            inc.summary.push_str(&format!("; {summary}"));
+        } else if !inc
+            .alternatives
+            .iter()
+            .any(|a| a.layer == Layer::DriverStack)
+        {
+            inc.alternatives.push(Alternative {
+                layer: Layer::DriverStack,
+                confidence: 0.3,
+                summary,
+            });
+        }
+    }
 }

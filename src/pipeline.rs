@@ -145,7 +145,11 @@ pub fn process(
         Format::NvidiaSmi => {
             out = scan::scan_buffer(buf, set, parallel);
             let text = String::from_utf8_lossy(buf);
-            let dump = nvidia_smi::parse(&text);
+            let dump = if formats::nvidia_smi_xml::looks_like(buf) {
+                formats::nvidia_smi_xml::parse(&text)
+            } else {
+                nvidia_smi::parse(&text)
+            };
             out.recognized = out.recognized.max(dump.recognized).min(out.lines);
             let lines: Vec<&str> = text.lines().collect();
             smi_events(
@@ -298,15 +302,19 @@ fn smi_gpus(dump: &nvidia_smi::SmiDump, host: Option<String>) -> Vec<GpuRecord> 
             GpuRecord {
                 host: host.clone(),
                 bus_id: g.bus_id.clone(),
-                uuid: f("GPU UUID"),
-                serial: f("Serial Number"),
-                name: f("Product Name"),
-                vbios: f("VBIOS Version"),
+                uuid: f("GPU UUID").or_else(|| f("uuid")),
+                serial: f("Serial Number").or_else(|| f("serial")),
+                name: f("Product Name").or_else(|| f("product_name")),
+                vbios: f("VBIOS Version").or_else(|| f("vbios_version")),
                 state: g
                     .fields
                     .iter()
                     .filter(|(k, _)| {
                         k.starts_with("ECC Errors")
+                            || k.starts_with("ecc_errors")
+                            || k.starts_with("remapped_rows")
+                            || k.starts_with("retired_pages")
+                            || k.contains("slowdown")
                             || k.starts_with("Remapped Rows")
                             || k.starts_with("Retired Pages")
                             || k.contains("Slowdown")

@@ -8,6 +8,7 @@ pub mod joblog;
 pub mod journal;
 pub mod kernel;
 pub mod nvidia_smi;
+pub mod nvidia_smi_xml;
 pub mod syslog;
 pub mod time;
 
@@ -246,7 +247,7 @@ pub fn detect(head: &[u8]) -> Format {
     if bug_report::looks_like(window) {
         return Format::BugReport;
     }
-    if nvidia_smi::looks_like(window) {
+    if nvidia_smi::looks_like(window) || nvidia_smi_xml::looks_like(window) {
         return Format::NvidiaSmi;
     }
     let mut counts = [0usize; 16];
