@@ -169,13 +169,14 @@ pub fn analyze(opts: &Options, k: &Knowledge) -> Analysis {
     });
     let mut tl = timeline::build(&mut inputs, &opts.time);
     let mut job = job::build(&inputs, &mut tl.events);
-    let incidents = incidents::build(
+    let mut incidents = incidents::build(
         &tl.events,
         &k.rules,
         &k.catalog,
         kernel_inputs,
         job.as_ref(),
     );
+    incidents::add_driver_drift(&mut incidents, &tl.events);
     if let Some(j) = job.as_mut() {
         let fault = incidents::top(&incidents)
             .and_then(|t| t.primary.or(t.events.first().copied()))

@@ -30,6 +30,12 @@ enum Command {
         /// The code or kind name.
         code: Option<String>,
     },
+    /// Scan many bundles (bug reports, archives, folders per host): one JSON line per bundle,
+    /// then a fleet summary. `--list` shows how files were grouped; `--shard K/N` takes one
+    /// worker's share.
+    Scan(ScanArgs),
+    /// Fold the JSON Lines of `scan` runs (e.g. the shards of one archive) into one fleet summary.
+    Merge(MergeArgs),
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -68,6 +74,12 @@ struct AnalyzeArgs {
     /// Exit with status 1 when an incident has one of these root-cause layers (comma list).
     #[arg(long = "fail-on", value_delimiter = ',')]
     fail_on: Vec<String>,
+    /// Replace host names, IP/MAC addresses, user names, home paths and secrets with stable pseudonyms.
+    #[arg(long)]
+    redact: bool,
+    /// With --redact, also replace GPU serials and UUIDs.
+    #[arg(long)]
+    redact_serials: bool,
     /// Cap on decompressed bytes per archive member or compressed file.
     #[arg(long, default_value_t = 4 << 30)]
     max_member_bytes: u64,
@@ -218,6 +230,12 @@ fn run_analyze(a: AnalyzeArgs, timeline_only: bool) -> ExitCode {
         (OutFormat::Text, true) => report::text::render_timeline(&rep),
         (OutFormat::Text, false) => report::text::render(&rep),
     };
+    let text = if a.redact || a.redact_serials {
+        report::redact::Redactor::new(&report::known_hosts(&analysis), a.redact_serials)
+            .apply(&text)
+    } else {
+        text
+    };
     if let Err(e) = write_output(a.output.as_deref(), &text, &a.paths) {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
             eprintln!("faultline: cannot write the report: {e}");
@@ -240,6 +258,8 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Analyze(a) => run_analyze(a, false),
         Command::Timeline(a) => run_analyze(a, true),
+        Command::Scan(a) => run_scan(a),
+        Command::Merge(a) => run_merge(a),
         Command::Explain { what, code } if what == "prefilter" => {
             match faultline::events::RecognizerSet::load(&[]) {
                 Ok(set) => {
@@ -270,4 +290,227 @@ fn main() -> ExitCode {
             }
         }
     }
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum FleetFormat {
+    Text,
+    Jsonl,
+}
+
+#[derive(Args)]
+struct ScanArgs {
+    /// Scan roots: folders of bundles, or bundle files.
+    #[arg(required = true)]
+    paths: Vec<String>,
+    /// Output format (text on a terminal, JSON Lines otherwise).
+    #[arg(long, value_enum)]
+    format: Option<FleetFormat>,
+    /// Write the output to FILE (atomically; never over an input).
+    #[arg(short, long)]
+    output: Option<String>,
+    /// Take shard K of N (K from 0 to N-1), split by a stable hash of each bundle's path
+    /// relative to its scan root.
+    #[arg(long, value_parser = clap::value_parser!(faultline::fleet::Shard))]
+    shard: Option<faultline::fleet::Shard>,
+    /// Print the bundles (and their files) that would be scanned, and stop.
+    #[arg(long)]
+    list: bool,
+    /// Year for syslog stamps that carry none.
+    #[arg(long)]
+    year: Option<i32>,
+    /// Zone for stamps that carry none: `UTC`, `+08:00`, `-0500`.
+    #[arg(long)]
+    tz: Option<String>,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// No progress or notes on stderr.
+    #[arg(long)]
+    quiet: bool,
+    /// Extra recognizers, rules or catalog entries (TOML); may be repeated.
+    #[arg(long = "rules")]
+    rules: Vec<String>,
+    /// Exit with status 1 when an incident of a bundle has one of these layers (comma list).
+    #[arg(long = "fail-on", value_delimiter = ',')]
+    fail_on: Vec<String>,
+    /// Cap on decompressed bytes per archive member or compressed file.
+    #[arg(long, default_value_t = 4 << 30)]
+    max_member_bytes: u64,
+    /// Cap on decompressed bytes in total, per bundle.
+    #[arg(long, default_value_t = 64 << 30)]
+    max_total_bytes: u64,
+    /// Cap on the decompression ratio.
+    #[arg(long, default_value_t = 1000)]
+    max_ratio: u64,
+    /// Cap on container nesting.
+    #[arg(long, default_value_t = 4)]
+    max_depth: u32,
+}
+
+#[derive(Args)]
+struct MergeArgs {
+    /// JSON Lines written by `faultline scan` (plain, .gz or .zst; `-` for stdin).
+    #[arg(required = true)]
+    files: Vec<String>,
+    /// Output format (text on a terminal, JSON Lines otherwise).
+    #[arg(long, value_enum)]
+    format: Option<FleetFormat>,
+    /// Write the output to FILE (atomically; never over an input).
+    #[arg(short, long)]
+    output: Option<String>,
+    /// No warnings on stderr.
+    #[arg(long)]
+    quiet: bool,
+}
+
+fn fleet_format(f: Option<FleetFormat>, output: Option<&str>) -> FleetFormat {
+    f.unwrap_or(if std::io::stdout().is_terminal() && output.is_none() {
+        FleetFormat::Text
+    } else {
+        FleetFormat::Jsonl
+    })
+}
+
+fn run_scan(a: ScanArgs) -> ExitCode {
+    use faultline::fleet;
+    if let Some(j) = a.jobs {
+        let _ = rayon::ThreadPoolBuilder::new()
+            .num_threads(j.max(1))
+            .build_global();
+    }
+    let shard = a.shard.unwrap_or(fleet::Shard::ALL);
+    if a.list {
+        let found = fleet::discover(&a.paths);
+        let bundles = fleet::scan::select(found.bundles, shard);
+        if !a.quiet {
+            for n in &found.notes {
+                eprintln!("faultline: note: {n}");
+            }
+        }
+        let text = fleet::text::render_list(&bundles);
+        return match write_output(a.output.as_deref(), &text, &a.paths) {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                eprintln!("faultline: cannot write the list: {e}");
+                ExitCode::from(2)
+            }
+            _ => ExitCode::SUCCESS,
+        };
+    }
+    let tz_offset = match a.tz.as_deref().map(parse_tz) {
+        Some(None) => {
+            eprintln!("faultline: --tz: expected UTC or an offset such as +08:00");
+            return ExitCode::from(2);
+        }
+        Some(Some(o)) => Some(o),
+        None => None,
+    };
+    let mut fail_on = Vec::new();
+    for l in &a.fail_on {
+        match faultline::model::Layer::parse(l.trim()) {
+            Some(x) => fail_on.push(x.as_str()),
+            None => {
+                eprintln!("faultline: --fail-on: unknown layer `{l}`");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let mut rule_texts = Vec::new();
+    for f in &a.rules {
+        match std::fs::read_to_string(f) {
+            Ok(t) => rule_texts.push(t),
+            Err(e) => {
+                eprintln!("faultline: --rules {f}: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let knowledge = match Knowledge::load(&rule_texts) {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("faultline: rules: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let opts = fleet::ScanOptions {
+        paths: a.paths.clone(),
+        shard,
+        time: faultline::timeline::TimeOptions {
+            year: a.year,
+            tz_offset,
+            now: chrono::Utc::now().timestamp(),
+        },
+        limits: faultline::input::Limits {
+            max_member_bytes: a.max_member_bytes,
+            max_total_bytes: a.max_total_bytes,
+            max_ratio: a.max_ratio,
+            max_depth: a.max_depth,
+        },
+        progress: !a.quiet && std::io::stderr().is_terminal(),
+    };
+    let result = fleet::scan(&opts, &knowledge);
+    if !a.quiet {
+        for n in &result.notes {
+            eprintln!("faultline: note: {n}");
+        }
+        let s = &result.summary;
+        let secs = result.elapsed.as_secs_f64().max(1e-9);
+        eprintln!(
+            "faultline: scanned {} bundle(s) ({} on disk, {} read) in {:.2} s: {:.1} bundles/s, {:.1} MB/s on disk",
+            s.bundles,
+            fleet::text::human_bytes(s.disk_bytes),
+            fleet::text::human_bytes(s.bytes),
+            secs,
+            s.bundles as f64 / secs,
+            s.disk_bytes as f64 / secs / 1e6
+        );
+    }
+    let text = match fleet_format(a.format, a.output.as_deref()) {
+        FleetFormat::Jsonl => result.to_jsonl(),
+        FleetFormat::Text => fleet::text::render_summary(&result.summary, &result.lines),
+    };
+    if let Err(e) = write_output(a.output.as_deref(), &text, &a.paths) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("faultline: cannot write the results: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    if result.nothing_read() {
+        eprintln!("faultline: no bundle could be read");
+        return ExitCode::from(2);
+    }
+    let matched = result
+        .lines
+        .iter()
+        .flat_map(|l| &l.incidents)
+        .any(|i| fail_on.contains(&i.layer.as_str()));
+    if matched {
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
+}
+
+fn run_merge(a: MergeArgs) -> ExitCode {
+    use faultline::fleet;
+    let m = fleet::merge(&a.files);
+    if !a.quiet {
+        for w in &m.warnings {
+            eprintln!("faultline: warning: {w}");
+        }
+    }
+    if m.nothing_read() {
+        eprintln!("faultline: no result file could be read");
+        return ExitCode::from(2);
+    }
+    let text = match fleet_format(a.format, a.output.as_deref()) {
+        FleetFormat::Jsonl => fleet::scan::to_line(&m.summary),
+        FleetFormat::Text => fleet::text::render_summary(&m.summary, &m.lines),
+    };
+    if let Err(e) = write_output(a.output.as_deref(), &text, &a.files) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("faultline: cannot write the summary: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    ExitCode::SUCCESS
 }

@@ -184,3 +184,59 @@ fn output_file_is_written_and_never_over_an_input() {
     assert_eq!(code, 2);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "hello\n");
 }
+
+#[test]
+fn redact_leaves_no_original_value_in_any_format() {
+    let secrets = ["gpu-node-03", "gpu-node-01", "gpu-node-08"];
+    let mut aliases = Vec::new();
+    for fmt in ["json", "text", "markdown"] {
+        let (code, out, err) = run(&[
+            "analyze",
+            "--redact",
+            "--format",
+            fmt,
+            "corpus/multi-host-gpu-lost/",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        for s in secrets {
+            assert!(!out.contains(s), "{fmt} output still holds {s}");
+        }
+        // the suspect host's alias is the same in every format
+        let line = out
+            .lines()
+            .find(|l| l.contains("fell off the bus") && l.contains("host-"))
+            .unwrap_or_else(|| panic!("{fmt}: no verdict line"));
+        let alias = line
+            .split_whitespace()
+            .find(|w| w.starts_with("host-"))
+            .unwrap()
+            .trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '-')
+            .to_string();
+        aliases.push(alias);
+    }
+    assert!(aliases.windows(2).all(|w| w[0] == w[1]), "{aliases:?}");
+    let (_, plain, _) = run(&[
+        "analyze",
+        "--redact",
+        "--format",
+        "json",
+        "corpus/xid79-aer-dmesg/",
+    ]);
+    assert!(
+        plain.contains("GPU-b3f1ad1d"),
+        "UUIDs are kept without --redact-serials"
+    );
+    let (_, hidden, _) = run(&[
+        "analyze",
+        "--redact",
+        "--redact-serials",
+        "--format",
+        "json",
+        "corpus/xid79-aer-dmesg/",
+    ]);
+    assert!(
+        !hidden.contains("GPU-b3f1ad1d") && !hidden.contains("1324021076543"),
+        "serials and UUIDs hidden"
+    );
+    serde_json::from_str::<serde_json::Value>(&hidden).expect("still valid JSON");
+}

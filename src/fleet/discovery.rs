@@ -10,7 +10,10 @@
 //!      first bytes after gzip/zstd decoding), not by name;
 //!    - a *host folder* is a folder below the root that directly holds at least one other
 //!      file (a loose log); that folder and everything under it, bundle files included, is one
-//!      bundle, and its name is the host of the files that do not name one;
+//!      bundle, and its name is the host of the files that do not name one. When the folder's
+//!      name does not look like a host (`var`, `log`, `logs`, a date) and its parent holds
+//!      nothing else, the parent is the host folder instead, up the chain
+//!      (`node-07/var/log/kern.log` is one bundle, `node-07`);
 //!    - a folder that holds only folders and bundle files is walked further;
 //!    - a loose file directly in the root is a bundle of its own.
 //!
@@ -161,16 +164,41 @@ fn decoded_head(path: &Path) -> Vec<u8> {
     }
 }
 
-/// Tells a bundle file (bug report or tar archive) from a loose log, by content.
+/// True when the name ends like a tar archive.
+fn archive_name(name: &str) -> bool {
+    [".tar", ".tar.gz", ".tgz", ".tar.zst", ".tar.zstd", ".tzst"]
+        .iter()
+        .any(|e| name.ends_with(e))
+}
+
+/// Tells a bundle file (bug report or tar archive) from a loose log: by content (the first
+/// bytes after one gzip/zstd layer); when the content says nothing (a corrupt or empty file),
+/// by name (`nvidia-bug-report*`, `.tar`, `.tgz`, `.tar.gz`, `.tar.zst`, `.tzst`), so that a
+/// broken bug report stays a bundle of its own and does not turn its folder into a host folder.
 pub fn classify_file(path: &Path) -> BundleKind {
     let head = decoded_head(path);
+    let name = file_name(path);
     if sniff(&head) == Magic::Tar {
         BundleKind::Archive
-    } else if bug_report::looks_like(&head) {
+    } else if bug_report::looks_like(&head)
+        || (name.starts_with("nvidia-bug-report") && !looks_text(&head))
+    {
         BundleKind::BugReport
+    } else if archive_name(&name) && !looks_text(&head) {
+        BundleKind::Archive
     } else {
         BundleKind::File
     }
+}
+
+/// True when the head reads as text lines (so the content, not the name, decides).
+fn looks_text(head: &[u8]) -> bool {
+    let utf8 = match std::str::from_utf8(head) {
+        Ok(_) => true,
+        // a character cut at the end of the head is still text
+        Err(e) => e.error_len().is_none(),
+    };
+    !head.is_empty() && utf8 && !head.contains(&0)
 }
 
 fn rel_key(root: &Path, path: &Path) -> String {
@@ -281,7 +309,10 @@ impl Walker<'_> {
         }
     }
 
-    fn walk(&mut self, dir: &Path, depth: u32) {
+    /// `top` is the folder a host folder found at `dir` is named after: `dir` itself, or the
+    /// highest ancestor reached through folders that hold nothing but the next one and whose
+    /// names do not look like hosts (`node-07/var/log/kern.log` → `node-07`).
+    fn walk(&mut self, dir: &Path, top: &Path, depth: u32) {
         if depth > 32 {
             self.out.notes.push(format!(
                 "{}: folder nesting deeper than 32, not descended",
@@ -306,29 +337,34 @@ impl Walker<'_> {
         for f in &listing.files {
             let kind = classify_file(f);
             if kind == BundleKind::File && !at_root {
-                self.host_folder(dir, depth);
+                self.host_folder(top, dir, depth);
                 return;
             }
             kinds.push(kind);
         }
+        let chain = !at_root && kinds.is_empty() && listing.dirs.len() == 1;
         for (f, kind) in listing.files.into_iter().zip(kinds) {
             let b = single(f.display().to_string(), rel_key(self.root, &f), f, kind);
             self.out.bundles.push(b);
         }
         for d in listing.dirs {
             if self.enter(&d) {
-                self.walk(&d, depth + 1);
+                let climb = chain && !host_like(&file_name(&d));
+                let t = if climb { top.to_path_buf() } else { d.clone() };
+                self.walk(&d, &t, depth + 1);
             }
         }
     }
 
-    fn host_folder(&mut self, dir: &Path, depth: u32) {
+    /// The bundle of the host folder `top`, whose files all lie under `dir` (the folders
+    /// between them hold nothing else and were entered already).
+    fn host_folder(&mut self, top: &Path, dir: &Path, depth: u32) {
         let mut files = Vec::new();
         self.collect(dir, depth, &mut files);
-        let name = file_name(dir);
+        let name = file_name(top);
         let b = Bundle {
-            name: dir.display().to_string(),
-            key: rel_key(self.root, dir),
+            name: top.display().to_string(),
+            key: rel_key(self.root, top),
             kind: BundleKind::Folder,
             host_hint: host_like(&name).then_some(name),
             disk_bytes: files.iter().map(|f| size_of(f)).sum(),
@@ -384,7 +420,7 @@ pub fn discover(paths: &[String]) -> Discovery {
                     out: &mut out,
                 };
                 if w.enter(&path) {
-                    w.walk(&path, 0);
+                    w.walk(&path, &path, 0);
                 }
             }
             Ok(m) if m.is_file() => {

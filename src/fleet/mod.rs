@@ -16,6 +16,9 @@ pub mod shard;
 pub mod summary;
 pub mod text;
 
+#[cfg(test)]
+mod tests;
+
 pub use bundle::BundleLine;
 pub use discovery::{discover, Bundle, BundleKind};
 pub use merge::{merge, MergeResult};

@@ -3,6 +3,7 @@
 
 pub mod json;
 pub mod markdown;
+pub mod redact;
 pub mod text;
 
 /// Formats a UTC microsecond time as `2026-03-14T02:13:07.412000Z`.
@@ -19,4 +20,32 @@ pub fn short_us(us: i64) -> String {
         || us.to_string(),
         |d| d.format("%Y-%m-%d %H:%M:%S").to_string(),
     )
+}
+
+/// Every host name an analysis knows (lines, inputs, bundles, job ranks), short and full.
+pub fn known_hosts(a: &crate::Analysis) -> std::collections::BTreeSet<String> {
+    let mut hosts = std::collections::BTreeSet::new();
+    for e in &a.events {
+        if let Some(h) = &e.host {
+            hosts.insert(h.clone());
+        }
+    }
+    for r in &a.inputs {
+        if let Some(h) = &r.host {
+            hosts.insert(crate::timeline::short_host(h));
+        }
+        if let Some(h) = r.bundle.as_ref().and_then(|b| b.host.clone()) {
+            hosts.insert(crate::timeline::short_host(&h));
+        }
+    }
+    if let Some(j) = &a.job {
+        for r in &j.ranks {
+            if let Some(h) = &r.host {
+                hosts.insert(h.clone());
+            }
+        }
+    }
+    // IP-address "hosts" are handled by the address rule
+    hosts.retain(|h| !h.bytes().all(|c| c.is_ascii_digit() || c == b'.'));
+    hosts
 }

@@ -199,15 +199,23 @@ pub fn scan_chunk(buf: &[u8], start: usize, end: usize, set: &RecognizerSet) -> 
     out.lines = line_no;
     // Pass 3: recognizers on the candidate lines.
     let mut event_lines = 0u64;
+    let mut record_end = 0usize;
     for (ls, le, no) in candidates {
-        event_lines += candidate(buf, ls, le, no, set, &mut out) as u64;
+        // a hit inside the continuation lines of the record just read belongs to that record
+        if ls < record_end {
+            continue;
+        }
+        let (gave, end) = candidate(buf, ls, le, no, set, &mut out);
+        event_lines += gave as u64;
+        record_end = end;
     }
     // event lines whose prefix was not understood still count as recognized
     out.recognized = (out.recognized + event_lines).min(out.lines);
     out
 }
 
-/// Runs recognizers on one candidate line; returns true when the line had no known prefix but gave an event.
+/// Runs recognizers on one candidate line; returns whether the line had no known prefix but gave
+/// an event, and where the record (with its continuation lines) ends.
 fn candidate(
     buf: &[u8],
     ls: usize,
@@ -215,7 +223,7 @@ fn candidate(
     line_no: u64,
     set: &RecognizerSet,
     out: &mut ScanOutput,
-) -> bool {
+) -> (bool, usize) {
     let line = trim_cr(&buf[ls..le]);
     // Multi-line kernel records: walk back to the record head, then forward over continuations.
     let mut head_start = ls;
@@ -311,7 +319,7 @@ fn candidate(
         set.apply(o, &rec, &mut drafts);
     }
     if drafts.is_empty() {
-        return false;
+        return (false, e);
     }
     // one event per kind per record (the first recognizer wins), attachments kept
     let mut seen: Vec<String> = Vec::new();
@@ -357,7 +365,7 @@ fn candidate(
             out.events.push(loc);
         }
     }
-    !had_prefix
+    (!had_prefix, e)
 }
 
 /// Finds the nearest line with a time: up to 256 lines back, then up to 256 lines forward.
