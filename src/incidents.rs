@@ -170,6 +170,9 @@ fn distinct_codes_on_gpu(
     }
 }
 
+/// A collective's operation type and input size, as a watchdog line names them.
+type OpAndSize<'a> = (Option<&'a String>, Option<&'a String>);
+
 /// Ranks waited in different collectives: several operation types, or one sequence number with
 /// different operations or sizes.
 fn desync(events: &[Event], members: &[usize]) -> bool {
@@ -185,7 +188,7 @@ fn desync(events: &[Event], members: &[usize]) -> bool {
     if ops.len() >= 2 {
         return true;
     }
-    let mut per_seq: BTreeMap<&str, BTreeSet<(Option<&String>, Option<&String>)>> = BTreeMap::new();
+    let mut per_seq: BTreeMap<&str, BTreeSet<OpAndSize>> = BTreeMap::new();
     for e in &timeouts {
         if let Some(seq) = e.attrs.get("seq") {
             per_seq
