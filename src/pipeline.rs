@@ -117,7 +117,29 @@ pub fn process(
     catalog: &Catalog,
     parallel: bool,
 ) -> InputResult {
+    let mut input = input;
     let mut warnings: Vec<String> = input.warnings.iter().map(|w| w.to_string()).collect();
+    if let Some(mut stream) = input.stream.take() {
+        let head = &input.bytes[..input.bytes.len().min(64 * 1024)];
+        let format = formats::detect(head);
+        if matches!(
+            format,
+            Format::BugReport | Format::NvidiaSmi | Format::Dcgmi | Format::JournalJson
+        ) {
+            // block formats are read whole (within the caps)
+            let mut all =
+                std::mem::replace(&mut input.bytes, crate::input::Bytes::Owned(Vec::new()))
+                    .to_vec();
+            stream.fill(&mut all, usize::MAX);
+            warnings.append(&mut stream.warnings);
+            input.bytes = crate::input::Bytes::Owned(all);
+            input.warnings = warnings;
+            return process(index, input, set, catalog, parallel);
+        }
+        return process_stream(
+            index, input, stream, format, warnings, set, catalog, parallel,
+        );
+    }
     let utf16 = decode_utf16(&input.bytes);
     if utf16.is_some() {
         warnings.push("UTF-16 text: decoded to UTF-8 before scanning".to_string());
@@ -278,6 +300,85 @@ pub fn process(
         smi_driver,
         smi_cuda,
         gpus,
+    }
+}
+
+/// Block size for streamed inputs.
+const STREAM_BLOCK: usize = 32 << 20;
+
+/// Scans a large compressed text input block by block: memory stays at a few blocks whatever the
+/// decompressed size; line numbers run on across blocks.
+#[allow(clippy::too_many_arguments)]
+fn process_stream(
+    index: usize,
+    input: Input,
+    mut stream: crate::input::container::Stream,
+    format: Format,
+    mut warnings: Vec<String>,
+    set: &RecognizerSet,
+    catalog: &Catalog,
+    parallel: bool,
+) -> InputResult {
+    let mut out = ScanOutput::default();
+    let mut block: Vec<u8> = input.bytes.to_vec();
+    let mut total = 0u64;
+    loop {
+        let more = stream.fill(&mut block, STREAM_BLOCK);
+        let last = more == 0;
+        let cut = if last {
+            block.len()
+        } else {
+            memchr::memrchr(b'\n', &block).map_or(block.len(), |p| p + 1)
+        };
+        if cut > 0 || last {
+            out.append(scan::scan_buffer(&block[..cut], set, parallel));
+            total += cut as u64;
+        }
+        block.drain(..cut);
+        if last {
+            break;
+        }
+    }
+    warnings.extend(stream.warnings.drain(..).map(|w| format!("stream: {w}")));
+    if out.long_lines > 0 {
+        warnings.push(format!(
+            "{} line(s) longer than {} bytes: cut for recognizers, still searched for anchors",
+            out.long_lines,
+            scan::MAX_RECORD_BYTES
+        ));
+    }
+    let mut events: Vec<RawEvent> = out
+        .events
+        .into_iter()
+        .map(|l| to_raw(index, l, catalog))
+        .collect();
+    events.sort_by_key(|e| e.line);
+    let attachments = out
+        .attachments
+        .into_iter()
+        .map(|l| to_raw(index, l, catalog))
+        .collect();
+    let host = input
+        .host_hint
+        .clone()
+        .or_else(|| most_common_host(&events));
+    InputResult {
+        index,
+        path: input.path,
+        format,
+        host,
+        bytes: total,
+        lines: out.lines,
+        lines_recognized: out.recognized,
+        warnings,
+        events,
+        attachments,
+        boot_lines: out.boot_lines,
+        mtime: input.mtime,
+        bundle: None,
+        smi_driver: None,
+        smi_cuda: None,
+        gpus: Vec::new(),
     }
 }
 

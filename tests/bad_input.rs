@@ -206,3 +206,54 @@ fn decompression_bomb_is_capped() {
     let w = r["inputs"][0]["warnings"].to_string();
     assert!(w.contains("expansion ratio"), "{w}");
 }
+
+#[test]
+fn large_compressed_text_is_scanned_as_a_stream_with_line_numbers_intact() {
+    // ~16 MiB of poorly compressible lines, so the gzip is past the 8 MiB streaming threshold
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut x: u64 = 0x2545F4914F6CDD1D;
+    let mut text = Vec::with_capacity(17 << 20);
+    let mut lines = 0u64;
+    while text.len() < 16 << 20 {
+        text.extend_from_slice(b"[  100.000000] blob ");
+        for _ in 0..100 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            text.push(ALPHABET[(x % 64) as usize]);
+        }
+        text.push(b'\n');
+        lines += 1;
+    }
+    text.extend_from_slice(XID79.as_bytes());
+    lines += 1;
+    let z = gz(&text);
+    assert!(
+        z.len() > 8 << 20,
+        "compressed size {} is below the streaming threshold",
+        z.len()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("big.log.gz");
+    std::fs::write(&f, &z).unwrap();
+    let r = analyze_json(&[f.to_str().unwrap()]);
+    assert_eq!(r["inputs"][0]["lines"].as_u64().unwrap(), lines);
+    let ev = r["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "xid")
+        .expect("the Xid at the end");
+    assert_eq!(ev["source"]["line"].as_u64().unwrap(), lines);
+    // cut short: the blocks before the cut are analyzed and the input says why it stopped
+    std::fs::write(&f, &z[..z.len() / 2]).unwrap();
+    let r = analyze_json(&[f.to_str().unwrap()]);
+    assert!(r["inputs"][0]["lines"].as_u64().unwrap() > 1000);
+    assert!(
+        r["inputs"][0]["warnings"]
+            .to_string()
+            .contains("corrupt or truncated"),
+        "{}",
+        r["inputs"][0]["warnings"]
+    );
+}

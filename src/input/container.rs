@@ -5,6 +5,96 @@ use super::{Bytes, Input, Limits};
 use std::io::Read;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// Compressed inputs larger than this are decoded as a stream when they hold plain text.
+pub const STREAM_THRESHOLD: u64 = 8 << 20;
+/// The first block of a streamed input (format detection reads it).
+pub const STREAM_HEAD: usize = 4 << 20;
+
+/// A decoder of a large compressed text input, read in blocks by the pipeline, with the same
+/// caps as whole decoding (member size, ratio, total budget); problems go to `warnings`.
+pub struct Stream {
+    reader: Box<dyn Read + Send>,
+    compressed: u64,
+    read: u64,
+    limits: Limits,
+    budget: std::sync::Arc<AtomicU64>,
+    done: bool,
+    /// What stopped the stream early, if anything.
+    pub warnings: Vec<String>,
+}
+
+impl Stream {
+    /// A stream over `reader`, whose source has `compressed` bytes, within `limits`.
+    pub fn new(reader: Box<dyn Read + Send>, compressed: u64, limits: Limits) -> Stream {
+        Stream {
+            reader,
+            compressed,
+            read: 0,
+            limits,
+            budget: std::sync::Arc::new(AtomicU64::new(0)),
+            done: false,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Reads the next block of up to `max` bytes into `buf` (appending); returns bytes added, 0 at the end.
+    pub fn fill(&mut self, buf: &mut Vec<u8>, max: usize) -> usize {
+        if self.done {
+            return 0;
+        }
+        let start = buf.len();
+        const STEP: usize = 4 << 20;
+        while buf.len() - start < max {
+            let at = buf.len();
+            buf.resize(at + STEP.min(max - (at - start)), 0);
+            let r = self.reader.read(&mut buf[at..]);
+            let got = *r.as_ref().unwrap_or(&0);
+            buf.truncate(at + got);
+            match r {
+                Ok(0) => {
+                    self.done = true;
+                    break;
+                }
+                Ok(n) => {
+                    self.read += n as u64;
+                    if self.read > self.limits.max_member_bytes {
+                        self.warnings.push(format!(
+                            "decompressed size passed the cap of {} bytes; the rest is not read",
+                            self.limits.max_member_bytes
+                        ));
+                        self.done = true;
+                        break;
+                    }
+                    if self.read > 64 << 20
+                        && self.read / self.compressed.max(1) > self.limits.max_ratio
+                    {
+                        self.warnings.push(format!("expansion ratio passed {}:1 after {} bytes (decompression bomb?); the rest is not read", self.limits.max_ratio, self.read));
+                        self.done = true;
+                        break;
+                    }
+                    if self.budget.fetch_add(n as u64, Ordering::Relaxed) + n as u64
+                        > self.limits.max_total_bytes
+                    {
+                        self.warnings.push(format!(
+                            "total decompressed bytes passed the cap of {}; the rest is not read",
+                            self.limits.max_total_bytes
+                        ));
+                        self.done = true;
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.warnings.push(format!("corrupt or truncated stream after {} decompressed bytes: {e}; the part before is analyzed", self.read));
+                    self.done = true;
+                    break;
+                }
+            }
+        }
+        buf.len() - start
+    }
+}
+
 /// What the first bytes say.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Magic {
@@ -119,6 +209,7 @@ pub fn expand(
             disk_bytes: disk,
             mtime,
             warnings,
+            stream: None,
         });
         return;
     }
@@ -130,7 +221,79 @@ pub fn expand(
             disk_bytes: disk,
             mtime,
             warnings,
+            stream: None,
         }),
+        Magic::Gzip | Magic::Zstd if bytes.len() as u64 > STREAM_THRESHOLD => {
+            let compressed = bytes.len() as u64;
+            let what = if magic == Magic::Gzip { "gzip" } else { "zstd" };
+            let reader: Box<dyn Read + Send> = if magic == Magic::Gzip {
+                Box::new(flate2::read::MultiGzDecoder::new(std::io::Cursor::new(
+                    bytes,
+                )))
+            } else {
+                match zstd::stream::read::Decoder::new(std::io::Cursor::new(bytes)) {
+                    Ok(d) => Box::new(d),
+                    Err(e) => {
+                        warnings.push(format!("zstd: cannot start decoding: {e}"));
+                        out.push(Input {
+                            path,
+                            host_hint: host,
+                            bytes: Bytes::Owned(Vec::new()),
+                            disk_bytes: disk,
+                            mtime,
+                            warnings,
+                            stream: None,
+                        });
+                        return;
+                    }
+                }
+            };
+            let mut stream = Stream {
+                reader,
+                compressed,
+                read: 0,
+                limits: *limits,
+                budget: std::sync::Arc::new(AtomicU64::new(budget.load(Ordering::Relaxed))),
+                done: false,
+                warnings: Vec::new(),
+            };
+            let mut head = Vec::new();
+            stream.fill(&mut head, STREAM_HEAD);
+            let inner = sniff(&head);
+            if inner == Magic::Plain {
+                // large compressed text: scanned block by block, never held whole
+                for w in std::mem::take(&mut stream.warnings) {
+                    warnings.push(format!("{what}: {w}"));
+                }
+                out.push(Input {
+                    path,
+                    host_hint: host,
+                    bytes: Bytes::Owned(head),
+                    disk_bytes: disk,
+                    mtime,
+                    warnings,
+                    stream: Some(stream),
+                });
+            } else {
+                // an archive inside: decode it whole (within the caps) and open it
+                stream.fill(&mut head, usize::MAX);
+                for w in std::mem::take(&mut stream.warnings) {
+                    warnings.push(format!("{what}: {w}"));
+                }
+                expand(
+                    path,
+                    host,
+                    Bytes::Owned(head),
+                    disk,
+                    mtime,
+                    warnings,
+                    limits,
+                    depth + 1,
+                    budget,
+                    out,
+                );
+            }
+        }
         Magic::Gzip => {
             let dec = flate2::read::MultiGzDecoder::new(&bytes[..]);
             let data = decode(
@@ -208,6 +371,7 @@ pub fn expand(
                         disk_bytes: disk,
                         mtime,
                         warnings,
+                        stream: None,
                     },
                 );
             }
@@ -223,6 +387,7 @@ pub fn expand(
                 disk_bytes: disk,
                 mtime,
                 warnings,
+                stream: None,
             });
         }
         Magic::Journal => {
@@ -234,6 +399,7 @@ pub fn expand(
                 disk_bytes: disk,
                 mtime,
                 warnings,
+                stream: None,
             });
         }
     }

@@ -37,12 +37,21 @@ impl Default for Limits {
 /// Plain files at least this large are memory-mapped; smaller ones are read.
 pub const MAP_THRESHOLD: u64 = 32 << 20;
 
+/// Plain files at least this large are read as a stream of blocks, so that memory stays bounded.
+pub const STREAM_PLAIN_THRESHOLD: u64 = 1 << 30;
+
 /// Bytes of one input: a memory map of a plain file, or an owned buffer of decoded data.
 pub enum Bytes {
     /// Memory-mapped plain file.
     Mapped(Mmap),
     /// Decoded or read data.
     Owned(Vec<u8>),
+}
+
+impl AsRef<[u8]> for Bytes {
+    fn as_ref(&self) -> &[u8] {
+        self
+    }
 }
 
 impl std::ops::Deref for Bytes {
@@ -69,6 +78,9 @@ pub struct Input {
     pub mtime: Option<i64>,
     /// Problems met while reading it.
     pub warnings: Vec<String>,
+    /// For large compressed text: the decoder that yields what follows `bytes` (read in blocks,
+    /// so memory stays bounded whatever the decompressed size).
+    pub stream: Option<container::Stream>,
 }
 
 /// A file found by discovery.
@@ -246,6 +258,27 @@ pub fn open(found: &Found, limits: &Limits, budget: &std::sync::atomic::AtomicU6
                     .and_then(|m| m.modified().ok())
                     .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
                     .map(|d| d.as_secs() as i64);
+                if len >= STREAM_PLAIN_THRESHOLD {
+                    let mut stream = container::Stream::new(
+                        Box::new(f),
+                        len,
+                        Limits {
+                            max_ratio: u64::MAX,
+                            ..*limits
+                        },
+                    );
+                    let mut head = Vec::new();
+                    stream.fill(&mut head, container::STREAM_HEAD);
+                    return vec![Input {
+                        path: found.display.clone(),
+                        host_hint: found.host.clone(),
+                        bytes: Bytes::Owned(head),
+                        disk_bytes: len,
+                        mtime,
+                        warnings,
+                        stream: Some(stream),
+                    }];
+                }
                 if len == 0 {
                     (Bytes::Owned(Vec::new()), 0, mtime)
                 } else {
@@ -286,6 +319,7 @@ pub fn open(found: &Found, limits: &Limits, budget: &std::sync::atomic::AtomicU6
                     disk_bytes: 0,
                     mtime: None,
                     warnings: vec![format!("cannot open: {e}")],
+                    stream: None,
                 }]
             }
         }

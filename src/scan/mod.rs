@@ -136,22 +136,30 @@ pub fn scan_buffer(buf: &[u8], set: &RecognizerSet, parallel: bool) -> ScanOutpu
         .map(|w| scan_chunk(buf, w[0], w[1], set))
         .collect();
     let mut out = ScanOutput::default();
-    for mut p in parts {
-        let base = out.lines;
+    for p in parts {
+        out.append(p);
+    }
+    out
+}
+
+impl ScanOutput {
+    /// Appends the output of the text that follows this one (line numbers shift by our lines).
+    pub fn append(&mut self, mut p: ScanOutput) {
+        let base = self.lines;
         for e in p.events.iter_mut().chain(p.attachments.iter_mut()) {
             e.line += base;
         }
-        out.events.append(&mut p.events);
-        out.attachments.append(&mut p.attachments);
-        out.boot_lines.extend(p.boot_lines.iter().map(|l| l + base));
-        out.lines += p.lines;
-        out.recognized += p.recognized;
-        out.long_lines += p.long_lines;
-        for (a, b) in out.shapes.iter_mut().zip(p.shapes) {
+        self.events.append(&mut p.events);
+        self.attachments.append(&mut p.attachments);
+        self.boot_lines
+            .extend(p.boot_lines.iter().map(|l| l + base));
+        self.lines += p.lines;
+        self.recognized += p.recognized;
+        self.long_lines += p.long_lines;
+        for (a, b) in self.shapes.iter_mut().zip(p.shapes) {
             *a += b;
         }
     }
-    out
 }
 
 /// Scans `buf[start..end]` (newline aligned); line numbers are relative to `start`.
