@@ -184,7 +184,11 @@ pub fn process(
         Format::Dcgmi => {
             out = scan::scan_buffer(buf, set, parallel);
             let text = String::from_utf8_lossy(buf);
-            let (evs, rows) = dcgmi::events(&text);
+            let (evs, rows) = if dcgmi::looks_like_json(buf) {
+                dcgmi::json_events(&text)
+            } else {
+                dcgmi::events(&text)
+            };
             out.recognized = out.recognized.max(rows).min(out.lines);
             for e in evs {
                 let (layer, _) = catalog.classify(e.kind, None);

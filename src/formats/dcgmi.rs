@@ -184,3 +184,168 @@ mod tests {
         assert_eq!(fail.gpu_index.as_deref(), Some("0"));
     }
 }
+
+/// True when the text is `dcgmi diag -j` JSON.
+pub fn looks_like_json(head: &[u8]) -> bool {
+    let h = &head[..head.len().min(8192)];
+    h.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'{')
+        && memchr::memmem::find(h, b"DCGM").is_some()
+        && memchr::memmem::find(h, b"test").is_some()
+}
+
+/// Events from `dcgmi diag -j`: every result whose status is a failure or warning, on the GPUs it
+/// names, classified by its test name and text. Line numbers point at the result's status line.
+pub fn json_events(text: &str) -> (Vec<DiagEvent>, u64) {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(text) else {
+        return (Vec::new(), 0);
+    };
+    let mut out = Vec::new();
+    let mut seen = 0u64;
+    walk(&v, "", text, &mut out, &mut seen);
+    (out, seen)
+}
+
+fn text_of(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(a) => a
+            .iter()
+            .map(text_of)
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join("; "),
+        serde_json::Value::Object(o) => o
+            .iter()
+            .filter(|(k, _)| matches!(k.as_str(), "warning" | "info" | "message" | "msg"))
+            .map(|(_, v)| text_of(v))
+            .collect::<Vec<_>>()
+            .join("; "),
+        serde_json::Value::Number(n) => n.to_string(),
+        _ => String::new(),
+    }
+}
+
+fn walk(v: &serde_json::Value, test: &str, text: &str, out: &mut Vec<DiagEvent>, seen: &mut u64) {
+    match v {
+        serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, test, text, out, seen)),
+        serde_json::Value::Object(o) => {
+            let name = o
+                .get("name")
+                .or_else(|| o.get("test_name"))
+                .and_then(|n| n.as_str())
+                .unwrap_or(test)
+                .to_string();
+            let status = o
+                .get("status")
+                .or_else(|| o.get("result"))
+                .and_then(|s| s.as_str())
+                .unwrap_or("");
+            if !status.is_empty() {
+                *seen += 1;
+            }
+            let lower_status = status.to_ascii_lowercase();
+            if lower_status.starts_with("fail") || lower_status.starts_with("warn") {
+                let detail = ["warnings", "warning", "info", "message"]
+                    .iter()
+                    .filter_map(|k| o.get(*k))
+                    .map(text_of)
+                    .filter(|s| !s.is_empty())
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                let gpus = o
+                    .get("gpu_ids")
+                    .or_else(|| o.get("gpu_id"))
+                    .or_else(|| o.get("gpu"))
+                    .map(text_of)
+                    .unwrap_or_default();
+                let lower = format!(
+                    "{} {}",
+                    name.to_ascii_lowercase(),
+                    detail.to_ascii_lowercase()
+                );
+                let kind = if lower.contains("thermal") || lower.contains("temperature") {
+                    "gpu_thermal"
+                } else if lower.contains("power") {
+                    "gpu_power"
+                } else if lower.contains("pcie") || lower.contains("pci ") {
+                    "pcie_aer"
+                } else if lower.contains("nvlink") {
+                    "nvlink_error"
+                } else if lower.contains("row remap")
+                    || lower.contains("dbe")
+                    || lower.contains("ecc")
+                {
+                    "ecc_dbe"
+                } else {
+                    "diag_failure"
+                };
+                let needle = format!("\"{status}\"");
+                let line = text
+                    .lines()
+                    .position(|l| l.contains(&needle) && l.contains("status"))
+                    .unwrap_or(0);
+                let severity = if kind == "diag_failure" {
+                    Severity::Warning
+                } else {
+                    Severity::Error
+                };
+                for g in gpus
+                    .split([',', ';', ' '])
+                    .map(str::trim)
+                    .filter(|g| !g.is_empty())
+                    .take(16)
+                    .chain(gpus.is_empty().then_some(""))
+                {
+                    let mut attrs = BTreeMap::new();
+                    attrs.insert("test".to_string(), name.clone());
+                    attrs.insert("result".to_string(), format!("{status}: {detail}"));
+                    out.push(DiagEvent {
+                        line,
+                        kind,
+                        severity,
+                        gpu_index: (!g.is_empty()).then(|| g.to_string()),
+                        attrs,
+                    });
+                }
+            }
+            for (k, x) in o {
+                if x.is_array() || x.is_object() {
+                    walk(
+                        x,
+                        if k == "tests" || k == "results" {
+                            &name
+                        } else {
+                            test
+                        },
+                        text,
+                        out,
+                        seen,
+                    );
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod json_tests {
+    use super::*;
+
+    #[test]
+    fn json_failures_become_events_on_their_gpus() {
+        let t = r#"{"DCGM GPU Diagnostic": {"test_categories": [{"category": "Hardware", "tests": [
+  {"name": "Diagnostic", "results": [{"gpu_id": "0",
+    "status": "Fail", "warnings": [{"warning": "GPU 0 Thermal violations totaling 13.3 seconds", "error_id": 37}]},
+    {"gpu_id": "1", "status": "Pass"}]}]}]}}"#;
+        assert!(looks_like_json(t.as_bytes()));
+        let (ev, seen) = json_events(t);
+        assert_eq!(seen, 2);
+        assert_eq!(ev.len(), 1);
+        assert_eq!(
+            (ev[0].kind, ev[0].gpu_index.as_deref()),
+            ("gpu_thermal", Some("0"))
+        );
+        assert_eq!(ev[0].line, 2);
+    }
+}

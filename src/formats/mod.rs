@@ -250,6 +250,9 @@ pub fn detect(head: &[u8]) -> Format {
     if nvidia_smi::looks_like(window) || nvidia_smi_xml::looks_like(window) {
         return Format::NvidiaSmi;
     }
+    if dcgmi::looks_like_json(window) {
+        return Format::Dcgmi;
+    }
     let mut counts = [0usize; 16];
     let mut total = 0usize;
     let mut journal_markers = 0;
