@@ -90,8 +90,8 @@ pub fn parse(text: &str) -> SmiDump {
     let mut d = SmiDump::default();
     let mut stack: Vec<(usize, String)> = Vec::new();
     let mut gpu: Option<usize> = None;
-    let mut pending: BTreeMap<(Option<usize>, &'static str), SmiEvent> = BTreeMap::new();
-    let mut link: BTreeMap<(Option<usize>, &'static str), (usize, f64)> = BTreeMap::new();
+    let mut pending: Pending = BTreeMap::new();
+    let mut link: Numbers = BTreeMap::new();
     for (i, raw) in text.lines().enumerate() {
         let line = raw.trim_end_matches('\r');
         if line.trim().is_empty() {
@@ -249,6 +249,18 @@ pub fn parse(text: &str) -> SmiDump {
             }
         }
     }
+    finish(&mut d, pending, &link);
+    d
+}
+
+/// Events pending per (GPU, kind) while a dump is read.
+pub(crate) type Pending = BTreeMap<(Option<usize>, &'static str), SmiEvent>;
+/// Numbers kept per (GPU, field) for checks across fields: `max`/`cur` link width, `temp`/`slowdown`.
+pub(crate) type Numbers = BTreeMap<(Option<usize>, &'static str), (usize, f64)>;
+
+/// Checks across fields (link narrower than its maximum, temperature at the slowdown limit), then
+/// puts the pending events on their GPUs, in line order (shared by the text and XML readers).
+pub(crate) fn finish(d: &mut SmiDump, mut pending: Pending, link: &Numbers) {
     let gpus: Vec<Option<usize>> = std::iter::once(None)
         .chain((0..d.gpus.len()).map(Some))
         .collect();
@@ -297,7 +309,6 @@ pub fn parse(text: &str) -> SmiDump {
         }
     }
     d.events.sort_by_key(|e| e.line);
-    d
 }
 
 #[cfg(test)]

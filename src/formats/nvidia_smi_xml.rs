@@ -91,8 +91,8 @@ pub fn parse(text: &str) -> SmiDump {
         });
     }
     let gpu_of = |line: usize| gpu_starts.iter().rposition(|(l, _)| *l <= line);
-    let mut pending: BTreeMap<(Option<usize>, &'static str), SmiEvent> = BTreeMap::new();
-    let mut nums: BTreeMap<(Option<usize>, &'static str), (usize, f64)> = BTreeMap::new();
+    let mut pending: super::nvidia_smi::Pending = BTreeMap::new();
+    let mut nums: super::nvidia_smi::Numbers = BTreeMap::new();
     for l in &leaves {
         d.recognized += 1;
         let g = gpu_of(l.line).filter(|_| l.path.iter().any(|p| p == "gpu"));
@@ -202,49 +202,7 @@ pub fn parse(text: &str) -> SmiDump {
             }
         }
     }
-    for g in std::iter::once(None).chain((0..d.gpus.len()).map(Some)) {
-        if let (Some(&(_, max)), Some(&(line, cur))) =
-            (nums.get(&(g, "max")), nums.get(&(g, "cur")))
-        {
-            if cur < max {
-                let mut attrs = BTreeMap::new();
-                attrs.insert("reason".into(), format!("link width x{cur} of x{max}"));
-                pending.insert(
-                    (g, "pcie_link_degraded"),
-                    SmiEvent {
-                        line,
-                        kind: "pcie_link_degraded",
-                        severity: Severity::Warning,
-                        gpu: None,
-                        attrs,
-                    },
-                );
-            }
-        }
-        if let (Some(&(line, t)), Some(&(_, s))) =
-            (nums.get(&(g, "temp")), nums.get(&(g, "slowdown")))
-        {
-            if t > 0.0 && s > 0.0 && t >= s {
-                let mut attrs = BTreeMap::new();
-                attrs.insert(
-                    "reason".into(),
-                    format!("temperature {t} C at or above the slowdown limit {s} C"),
-                );
-                pending.entry((g, "gpu_thermal")).or_insert(SmiEvent {
-                    line,
-                    kind: "gpu_thermal",
-                    severity: Severity::Error,
-                    gpu: None,
-                    attrs,
-                });
-            }
-        }
-    }
-    for ((g, _), mut e) in pending {
-        e.gpu = g.and_then(|g| d.gpus[g].bus_id.clone());
-        d.events.push(e);
-    }
-    d.events.sort_by_key(|e| e.line);
+    super::nvidia_smi::finish(&mut d, pending, &nums);
     d
 }
 

@@ -118,7 +118,7 @@ pub fn civil_secs(year: i32, month: u32, day: u32, sod: u32) -> Option<i64> {
     Some(d.and_hms_opt(0, 0, 0)?.and_utc().timestamp() + sod as i64)
 }
 
-/// The placeholder year used for year-less stamps (a leap year, so Feb 29 parses).
+/// The stand-in year given to year-less stamps until the timeline settles it (a leap year, so Feb 29 parses).
 pub const NO_YEAR: i32 = 2000;
 
 /// Reads an ISO-8601 / RFC 3339 date-time: `YYYY-MM-DD[T ]HH:MM:SS[.frac][zone]`.
@@ -223,7 +223,7 @@ pub fn ctime_datetime(b: &[u8]) -> Option<(WallStamp, usize)> {
     Some((ws, n))
 }
 
-/// Moves a stamp read with the placeholder year into `year`.
+/// Moves a stamp read with the stand-in year into `year`.
 pub fn rebase_year(naive_secs: i64, year: i32) -> Option<i64> {
     let dt = chrono::DateTime::from_timestamp(naive_secs, 0)?.naive_utc();
     use chrono::{Datelike, Timelike};
