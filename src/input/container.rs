@@ -202,15 +202,7 @@ pub fn expand(
             "nested containers deeper than {} levels; not opened",
             limits.max_depth
         ));
-        out.push(Input {
-            path,
-            host_hint: host,
-            bytes: Bytes::Owned(Vec::new()),
-            disk_bytes: disk,
-            mtime,
-            warnings,
-            stream: None,
-        });
+        out.push(Input::unread(path, host, disk, mtime, warnings));
         return;
     }
     match magic {
@@ -235,15 +227,7 @@ pub fn expand(
                     Ok(d) => Box::new(d),
                     Err(e) => {
                         warnings.push(format!("zstd: cannot start decoding: {e}"));
-                        out.push(Input {
-                            path,
-                            host_hint: host,
-                            bytes: Bytes::Owned(Vec::new()),
-                            disk_bytes: disk,
-                            mtime,
-                            warnings,
-                            stream: None,
-                        });
+                        out.push(Input::unread(path, host, disk, mtime, warnings));
                         return;
                     }
                 }
@@ -362,45 +346,18 @@ pub fn expand(
             );
             if out.len() == before || !warnings.is_empty() {
                 // keep the archive's own warnings visible as an input of its own
-                out.insert(
-                    before,
-                    Input {
-                        path,
-                        host_hint: host,
-                        bytes: Bytes::Owned(Vec::new()),
-                        disk_bytes: disk,
-                        mtime,
-                        warnings,
-                        stream: None,
-                    },
-                );
+                out.insert(before, Input::unread(path, host, disk, mtime, warnings));
             }
         }
         Magic::Unsupported(kind) => {
             warnings.push(format!(
                 "{kind} compression is not supported; decompress it first"
             ));
-            out.push(Input {
-                path,
-                host_hint: host,
-                bytes: Bytes::Owned(Vec::new()),
-                disk_bytes: disk,
-                mtime,
-                warnings,
-                stream: None,
-            });
+            out.push(Input::unread(path, host, disk, mtime, warnings));
         }
         Magic::Journal => {
             warnings.push("binary systemd journal file: not parsed; export it with `journalctl -o json` or `-o short-iso`".to_string());
-            out.push(Input {
-                path,
-                host_hint: host,
-                bytes: Bytes::Owned(Vec::new()),
-                disk_bytes: disk,
-                mtime,
-                warnings,
-                stream: None,
-            });
+            out.push(Input::unread(path, host, disk, mtime, warnings));
         }
     }
 }

@@ -83,6 +83,27 @@ pub struct Input {
     pub stream: Option<container::Stream>,
 }
 
+impl Input {
+    /// An input of which nothing could be read: it still appears in the report with its warnings.
+    pub fn unread(
+        path: String,
+        host_hint: Option<String>,
+        disk_bytes: u64,
+        mtime: Option<i64>,
+        warnings: Vec<String>,
+    ) -> Input {
+        Input {
+            path,
+            host_hint,
+            bytes: Bytes::Owned(Vec::new()),
+            disk_bytes,
+            mtime,
+            warnings,
+            stream: None,
+        }
+    }
+}
+
 /// A file found by discovery.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Found {
@@ -312,15 +333,13 @@ pub fn open(found: &Found, limits: &Limits, budget: &std::sync::atomic::AtomicU6
                 }
             }
             Err(e) => {
-                return vec![Input {
-                    path: found.display.clone(),
-                    host_hint: found.host.clone(),
-                    bytes: Bytes::Owned(Vec::new()),
-                    disk_bytes: 0,
-                    mtime: None,
-                    warnings: vec![format!("cannot open: {e}")],
-                    stream: None,
-                }]
+                return vec![Input::unread(
+                    found.display.clone(),
+                    found.host.clone(),
+                    0,
+                    None,
+                    vec![format!("cannot open: {e}")],
+                )]
             }
         }
     };
