@@ -86,6 +86,13 @@ fn decode_utf16(b: &[u8]) -> Option<Vec<u8>> {
     Some(String::from_utf16_lossy(&units).into_bytes())
 }
 
+/// Classifies located drafts with the catalog into raw events of input `index`.
+fn classify(index: usize, list: Vec<Located>, catalog: &Catalog) -> Vec<RawEvent> {
+    list.into_iter()
+        .map(|l| to_raw(index, l, catalog))
+        .collect()
+}
+
 fn to_raw(index: usize, loc: Located, catalog: &Catalog) -> RawEvent {
     let d = loc.draft;
     let (layer, severity) = catalog.classify(&d.kind, d.code);
@@ -266,18 +273,10 @@ pub fn process(
             format = Format::Trainer;
         }
     }
-    let mut events: Vec<RawEvent> = out
-        .events
-        .into_iter()
-        .map(|l| to_raw(index, l, catalog))
-        .collect();
+    let mut events = classify(index, out.events, catalog);
     events.extend(extra);
     events.sort_by_key(|e| e.line);
-    let attachments = out
-        .attachments
-        .into_iter()
-        .map(|l| to_raw(index, l, catalog))
-        .collect();
+    let attachments = classify(index, out.attachments, catalog);
     let host = input
         .host_hint
         .clone()
@@ -351,17 +350,9 @@ fn process_stream(
             scan::MAX_RECORD_BYTES
         ));
     }
-    let mut events: Vec<RawEvent> = out
-        .events
-        .into_iter()
-        .map(|l| to_raw(index, l, catalog))
-        .collect();
+    let mut events = classify(index, out.events, catalog);
     events.sort_by_key(|e| e.line);
-    let attachments = out
-        .attachments
-        .into_iter()
-        .map(|l| to_raw(index, l, catalog))
-        .collect();
+    let attachments = classify(index, out.attachments, catalog);
     let host = input
         .host_hint
         .clone()
