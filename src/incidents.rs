@@ -56,6 +56,8 @@ pub struct Incident {
     pub severity: Severity,
     /// Data that would settle the cause.
     pub missing: Vec<String>,
+    /// For incidents of kind `slowdown`: the regression found in the trainer's progress lines.
+    pub slowdown: Option<crate::throughput::Slowdown>,
 }
 
 /// Where an event sits for grouping: one axis per clock domain.
@@ -81,8 +83,9 @@ pub fn build(
     kernel_inputs: bool,
     job: Option<&JobInfo>,
 ) -> Vec<Incident> {
+    // slowdowns are grouped by the throughput stage, not by bursts
     let relevant: Vec<usize> = (0..events.len())
-        .filter(|&i| events[i].severity >= Severity::Warning)
+        .filter(|&i| events[i].severity >= Severity::Warning && events[i].kind != "throughput_drop")
         .collect();
     let mut by_axis: BTreeMap<(u8, String), Vec<(i64, usize)>> = BTreeMap::new();
     for &i in &relevant {
@@ -135,11 +138,16 @@ pub fn build(
             judge(g, events, rules, catalog, kernel_inputs, job)
         })
         .collect();
+    renumber(&mut incidents);
+    incidents
+}
+
+/// Orders incidents by their first event and numbers them `i1`, `i2`, ….
+pub fn renumber(incidents: &mut [Incident]) {
     incidents.sort_by(|a, b| a.events.first().cmp(&b.events.first()));
     for (n, inc) in incidents.iter_mut().enumerate() {
         inc.id = format!("i{}", n + 1);
     }
-    incidents
 }
 
 /// Distinct non-sympathetic Xid codes on a GPU, counted only when they span at least two layers
@@ -223,7 +231,8 @@ fn fits(rule: &Rule, e: &Event, events: &[Event], members: &[usize], catalog: &C
     }
 }
 
-fn render(template: &str, e: &Event, count: usize, catalog: &Catalog) -> String {
+/// Fills a rule's summary template from one event: {gpu} {host} {code} {title} {count} {rank}.
+pub fn render(template: &str, e: &Event, count: usize, catalog: &Catalog) -> String {
     let gpu = e.gpu.clone().unwrap_or_else(|| "(unknown GPU)".into());
     let host = e.host.clone().unwrap_or_else(|| "(unknown host)".into());
     let rank_text = e.rank.map(|r| format!(" (rank {r})")).unwrap_or_default();
@@ -483,6 +492,7 @@ fn judge(
         consequences,
         severity,
         missing,
+        slowdown: None,
     }
 }
 

@@ -19,6 +19,7 @@ pub mod pipeline;
 pub mod report;
 pub mod rules;
 pub mod scan;
+pub mod throughput;
 pub mod timeline;
 
 use catalog::Catalog;
@@ -78,7 +79,13 @@ impl Knowledge {
             if let Some(s) = pick(&["recognizer", "xid_derived"])? {
                 recog_extra.push(s);
             }
-            if let Some(s) = pick(&["rule", "grouping", "consequences"])? {
+            if let Some(s) = pick(&[
+                "rule",
+                "grouping",
+                "consequences",
+                "slowdown",
+                "slowdown_cause",
+            ])? {
                 rule_extra.push(s);
             }
             if let Some(s) = pick(&["xid", "sxid", "kind", "dcgm", "meta"])? {
@@ -90,6 +97,8 @@ impl Knowledge {
                 "rule",
                 "grouping",
                 "consequences",
+                "slowdown",
+                "slowdown_cause",
                 "xid",
                 "sxid",
                 "kind",
@@ -168,6 +177,13 @@ pub fn analyze(opts: &Options, k: &Knowledge) -> Analysis {
         )
     });
     let mut tl = timeline::build(&mut inputs, &opts.time);
+    let series = throughput::series::build(&tl.progress, &tl.events);
+    let slowdowns = throughput::detect(&series, &k.rules.slowdown);
+    if !slowdowns.is_empty() {
+        let mut events = std::mem::take(&mut tl.events);
+        events.extend(slowdowns.iter().map(throughput::drop_event));
+        tl.events = timeline::finish(events);
+    }
     let mut job = job::build(&inputs, &mut tl.events);
     let mut incidents = incidents::build(
         &tl.events,
@@ -176,9 +192,34 @@ pub fn analyze(opts: &Options, k: &Knowledge) -> Analysis {
         kernel_inputs,
         job.as_ref(),
     );
+    let placed: Vec<(throughput::Slowdown, usize)> = slowdowns
+        .into_iter()
+        .filter_map(|s| {
+            let i = tl.events.iter().position(|e| {
+                e.kind == "throughput_drop"
+                    && e.source == s.first
+                    && e.attrs.get("series") == Some(&s.label)
+            })?;
+            Some((s, i))
+        })
+        .collect();
+    let slow = throughput::attribution::incidents(
+        &placed,
+        &tl.events,
+        &inputs,
+        &k.rules,
+        &k.catalog,
+        &mut incidents,
+    );
+    if !slow.is_empty() {
+        incidents.extend(slow);
+        incidents::renumber(&mut incidents);
+    }
     incidents::add_driver_drift(&mut incidents, &tl.events);
     if let Some(j) = job.as_mut() {
+        // work is lost when a job stops, not when it only slows down
         let fault = incidents::top(&incidents)
+            .filter(|t| t.slowdown.is_none())
             .and_then(|t| t.primary.or(t.events.first().copied()))
             .and_then(|i| tl.events[i].time_us);
         if let Some(f) = fault {

@@ -91,6 +91,65 @@ pub struct Rule {
     pub actions: Vec<String>,
 }
 
+/// How sustained slowdowns are told from noise in trainer progress series.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlowdownParams {
+    /// Step time must grow by at least this factor (1.2 = throughput down by a sixth).
+    pub min_ratio: f64,
+    /// Samples the degraded level must last.
+    pub min_samples: usize,
+    /// A level shift must exceed this many times the series' own step-to-step noise.
+    pub min_noise_multiple: f64,
+    /// Causes are looked for this long before the slowdown starts (seconds).
+    pub window_before_s: i64,
+    /// … and this long after it started (a dump taken while the job was slow).
+    pub window_after_s: i64,
+}
+
+impl Default for SlowdownParams {
+    fn default() -> Self {
+        SlowdownParams {
+            min_ratio: 1.2,
+            min_samples: 5,
+            min_noise_multiple: 4.0,
+            window_before_s: 3600,
+            window_after_s: 1800,
+        }
+    }
+}
+
+/// A cause a slowdown can be attributed to: events that match, the layer they point at.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlowdownCause {
+    /// Stable id.
+    pub id: String,
+    /// What the cause is.
+    pub description: String,
+    /// Events that show it (in the window around the slowdown's start).
+    #[serde(rename = "match")]
+    pub pattern: Match,
+    /// An earlier event of the same kind with these details must exist on the host (a change,
+    /// such as NCCL moving from `IB` to `Socket`).
+    #[serde(default)]
+    pub changed_from: BTreeMap<String, String>,
+    /// How far back (seconds) the evidence may lie, when not the default: a state that lasts
+    /// until the next reset (a PCIe link that trained narrow at boot) counts from long before.
+    #[serde(default)]
+    pub window_before_s: Option<i64>,
+    /// Layer named.
+    pub layer: Layer,
+    /// Confidence 0..1 when the evidence is on the slowed host within the window.
+    pub confidence: f64,
+    /// vendor | operator | user.
+    pub responsibility: String,
+    /// Summary template: {gpu} {host} {code} {title} {count} {rank}.
+    pub summary: String,
+    /// Steps.
+    pub actions: Vec<String>,
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RulesFile {
@@ -100,6 +159,10 @@ struct RulesFile {
     consequences: Option<Consequences>,
     #[serde(default)]
     rule: Vec<Rule>,
+    #[serde(default)]
+    slowdown: Option<SlowdownParams>,
+    #[serde(default)]
+    slowdown_cause: Vec<SlowdownCause>,
 }
 
 /// The merged rule set.
@@ -111,6 +174,10 @@ pub struct RuleSet {
     pub consequences: Consequences,
     /// Ordered rules (first match wins).
     pub rules: Vec<Rule>,
+    /// Slowdown detection thresholds.
+    pub slowdown: SlowdownParams,
+    /// Causes slowdowns are attributed to (the most confident match wins).
+    pub slowdown_causes: Vec<SlowdownCause>,
 }
 
 impl RuleSet {
@@ -124,6 +191,8 @@ impl RuleSet {
             }),
             consequences: base.consequences.unwrap_or_default(),
             rules: base.rule,
+            slowdown: base.slowdown.unwrap_or_default(),
+            slowdown_causes: base.slowdown_cause,
         };
         for text in extra {
             let f: RulesFile = toml::from_str(text)?;
@@ -132,6 +201,15 @@ impl RuleSet {
             }
             if let Some(c) = f.consequences {
                 set.consequences = c;
+            }
+            if let Some(p) = f.slowdown {
+                set.slowdown = p;
+            }
+            for c in f.slowdown_cause {
+                match set.slowdown_causes.iter_mut().find(|x| x.id == c.id) {
+                    Some(slot) => *slot = c,
+                    None => set.slowdown_causes.push(c),
+                }
             }
             let mut front = Vec::new();
             for r in f.rule {

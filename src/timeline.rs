@@ -69,6 +69,9 @@ pub struct Timeline {
     pub notes: Vec<String>,
     /// BDF → UUID/serial per host.
     pub identities: BTreeMap<(String, String), (Option<String>, Option<String>)>,
+    /// Trainer progress samples (kind `progress`), timed like events but kept off the timeline:
+    /// the throughput stage builds its series from them.
+    pub progress: Vec<Event>,
 }
 
 fn wall_us(e: &RawEvent, year: i32, tz: i32) -> Option<(i64, bool)> {
@@ -391,16 +394,24 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
         merge_attachments(&mut events, r.index, &attachments);
         r.attachments = attachments;
     }
-    let events = dedupe(events);
-    let mut events = order(events);
-    for (i, e) in events.iter_mut().enumerate() {
-        e.id = format!("e{}", i + 1);
-    }
+    let (progress, events): (Vec<Event>, Vec<Event>) =
+        events.into_iter().partition(|e| e.kind == "progress");
+    let events = finish(dedupe(events));
     Timeline {
         events,
         notes,
         identities,
+        progress,
     }
+}
+
+/// Orders events (see [`order`]) and numbers them `e1`, `e2`, … in that order.
+pub fn finish(events: Vec<Event>) -> Vec<Event> {
+    let mut events = order(events);
+    for (i, e) in events.iter_mut().enumerate() {
+        e.id = format!("e{}", i + 1);
+    }
+    events
 }
 
 /// Merges watchdog progress lines into the nearest earlier timeout of the same input and rank.

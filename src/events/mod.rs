@@ -46,6 +46,10 @@ pub struct RecognizerDef {
     /// Merge the captures into the nearest earlier event of this kind (same input and rank) instead of emitting one.
     #[serde(default)]
     pub attach_to: Option<String>,
+    /// Emit one draft per regex match in the record (progress bars glued by carriage returns),
+    /// each with a `segment` detail; at most [`MAX_MATCHES_PER_RECORD`], spread evenly.
+    #[serde(default)]
+    pub every_match: bool,
     /// What the recognizer finds.
     #[serde(default)]
     pub description: String,
@@ -176,7 +180,34 @@ pub enum RecognizerError {
     },
 }
 
+/// The most drafts one `every_match` recognizer takes from one record.
+pub const MAX_MATCHES_PER_RECORD: usize = 256;
+
 const PARSERS: [&str; 5] = ["xid", "sxid", "aer", "torchrun_failure", "nccl_ib"];
+
+/// A draft from one regex match: named captures fill the draft's fields or its details.
+fn draft_from(def: &RecognizerDef, re: &Regex, caps: &regex::Captures<'_>) -> Draft {
+    let mut d = Draft::new(&def.kind);
+    for name in re.capture_names().flatten() {
+        let Some(m) = caps.name(name) else { continue };
+        let v = m.as_str().trim();
+        match name {
+            "gpu" => d.gpu = crate::ids::normalize_bdf(v).or_else(|| Some(v.to_string())),
+            "busid" => d.gpu = crate::ids::nccl_bus_id(v),
+            "code" => d.code = v.parse().ok(),
+            "rank" => d.rank = v.parse().ok(),
+            "host" => d.host = Some(v.to_string()),
+            _ => {
+                d.attrs.insert(name.to_string(), v.to_string());
+            }
+        }
+    }
+    if d.code.is_none() {
+        d.code = def.code;
+    }
+    d.attach_to = def.attach_to.clone();
+    d
+}
 
 impl RecognizerSet {
     /// The built-in recognizers plus user files (a user entry with an existing id replaces it).
@@ -330,31 +361,23 @@ impl RecognizerSet {
             }
             _ => {
                 let Some(re) = &c.regex else { return };
-                let Some(caps) = re.captures(rec.body) else {
-                    return;
-                };
-                let mut d = Draft::new(&def.kind);
-                for name in re.capture_names().flatten() {
-                    let Some(m) = caps.name(name) else { continue };
-                    let v = m.as_str().trim();
-                    match name {
-                        "gpu" => {
-                            d.gpu = crate::ids::normalize_bdf(v).or_else(|| Some(v.to_string()))
+                if def.every_match {
+                    let all: Vec<regex::Captures<'_>> = re.captures_iter(rec.body).collect();
+                    let n = all.len();
+                    let keep = n.min(MAX_MATCHES_PER_RECORD);
+                    for k in 0..keep {
+                        // spread evenly, always keeping the last match
+                        let i = if keep == n { k } else { (k + 1) * n / keep - 1 };
+                        let mut d = draft_from(def, re, &all[i]);
+                        d.attrs.insert("segment".into(), i.to_string());
+                        if let Some(m) = all[i].get(0) {
+                            d.attrs.insert("text".into(), m.as_str().trim().to_string());
                         }
-                        "busid" => d.gpu = crate::ids::nccl_bus_id(v),
-                        "code" => d.code = v.parse().ok(),
-                        "rank" => d.rank = v.parse().ok(),
-                        "host" => d.host = Some(v.to_string()),
-                        _ => {
-                            d.attrs.insert(name.to_string(), v.to_string());
-                        }
+                        out.push(d);
                     }
+                } else if let Some(caps) = re.captures(rec.body) {
+                    out.push(draft_from(def, re, &caps));
                 }
-                if d.code.is_none() {
-                    d.code = def.code;
-                }
-                d.attach_to = def.attach_to.clone();
-                out.push(d);
             }
         }
         for d in &mut out[start..] {

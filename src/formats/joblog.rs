@@ -138,7 +138,9 @@ pub fn job_prefix(line: &[u8]) -> Option<Prefix<'_>> {
         // c10 `[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] ` or `[E ProcessGroupNCCL.cpp:737] `
         let close = memchr::memchr(b']', &line[..line.len().min(96)])?;
         let inner = &line[1..close];
-        if let Some((ws, _)) = glog_short(inner) {
+        if let Some((ws, n)) = hf_logging(line, close) {
+            (Some(ws), n, Shape::JobBracket)
+        } else if let Some((ws, _)) = glog_short(inner) {
             (Some(ws), close + 1, Shape::C10)
         } else if inner.len() > 2
             && matches!(inner[0], b'E' | b'W' | b'I' | b'F')
@@ -174,6 +176,25 @@ pub fn job_prefix(line: &[u8]) -> Option<Prefix<'_>> {
         msg_start: n,
         shape,
     })
+}
+
+/// Hugging Face example scripts: `[INFO|trainer.py:2078] 2026-03-03 09:00:04,123 >> msg`
+/// (`close` is the index of the first `]`); returns the stamp and where the message starts.
+fn hf_logging(line: &[u8], close: usize) -> Option<(WallStamp, usize)> {
+    let inner = &line[1..close];
+    let bar = memchr::memchr(b'|', inner)?;
+    if bar == 0 || !inner[..bar].iter().all(u8::is_ascii_uppercase) {
+        return None;
+    }
+    if line.get(close + 1) != Some(&b' ') {
+        return None;
+    }
+    let (ws, n) = iso_datetime(&line[close + 2..])?;
+    let mut end = close + 2 + n;
+    if line[end..].starts_with(b" >>") {
+        end += 3;
+    }
+    Some((ws, end))
 }
 
 /// c10 `E321 02:07:08.408271257 File.cpp:607` inside brackets: month digits may be 1 or 2 wide.
@@ -218,6 +239,18 @@ pub fn nccl_untimed(line: &[u8]) -> Option<Prefix<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hugging_face_logging_prefix() {
+        let line =
+            b"[INFO|trainer.py:2078] 2026-03-03 09:00:04,123 >> ***** Running training *****";
+        let p = job_prefix(line).expect("prefix");
+        assert!(p.stamp.wall.is_some());
+        assert_eq!(
+            &line[p.msg_start..],
+            b"***** Running training *****".as_slice()
+        );
+    }
 
     #[test]
     fn launcher_prefixes() {

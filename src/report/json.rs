@@ -155,6 +155,67 @@ pub struct IncidentJson {
     /// What data would settle the cause.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub missing_data: Vec<String>,
+    /// For kind `slowdown`: the regression in the trainer's progress lines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slowdown: Option<SlowdownJson>,
+}
+
+/// A sustained slowdown, as measured.
+#[derive(Serialize, Clone, Debug)]
+pub struct SlowdownJson {
+    /// `step_time_ms`, `samples_per_s` or `busbw_gb_s`.
+    pub metric: &'static str,
+    /// Unit of `baseline` and `degraded`.
+    pub unit: &'static str,
+    /// Which progress figure (`iteration`, a progress bar, `samples`, …).
+    pub series: String,
+    /// Level before the slowdown.
+    pub baseline: f64,
+    /// Level during it.
+    pub degraded: f64,
+    /// Throughput during the slowdown relative to before (0.6 = 60 %).
+    pub ratio: f64,
+    /// First slow sample.
+    pub start: Option<String>,
+    /// Last slow sample.
+    pub end: Option<String>,
+    /// First sample back at the old level.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovered_at: Option<String>,
+    /// Still slow at the end of the log.
+    pub ongoing: bool,
+    /// Samples in the slow phase.
+    pub samples: usize,
+    /// Iteration of the first slow sample.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_iteration: Option<i64>,
+    /// Samples left out as known pauses (checkpoint, evaluation, warmup).
+    pub pauses: BTreeMap<String, usize>,
+    /// The series, thinned: `[time or null, value]`.
+    pub curve: Vec<(Option<String>, f64)>,
+    /// `[from, to)` indices of the slow phase in `curve`.
+    pub curve_slow: (usize, usize),
+}
+
+/// The JSON form of a slowdown.
+pub fn slowdown_json(s: &crate::throughput::Slowdown) -> SlowdownJson {
+    SlowdownJson {
+        metric: s.metric.as_str(),
+        unit: s.metric.unit(),
+        series: s.label.clone(),
+        baseline: s.baseline,
+        degraded: s.degraded,
+        ratio: s.ratio,
+        start: s.start_us.map(iso_us),
+        end: s.end_us.map(iso_us),
+        recovered_at: s.recovered_us.map(iso_us),
+        ongoing: s.ongoing,
+        samples: s.samples,
+        start_iteration: s.start_iter,
+        pauses: s.pauses.clone(),
+        curve: s.curve.iter().map(|&(t, v)| (t.map(iso_us), v)).collect(),
+        curve_slow: s.curve_slow,
+    }
 }
 
 /// The verdict.
@@ -354,25 +415,28 @@ pub fn build(a: &Analysis, catalog: &Catalog) -> Report {
         .incidents
         .iter()
         .map(|inc| {
-            let times: Vec<i64> = inc
+            let mut times: Vec<i64> = inc
                 .events
                 .iter()
                 .filter_map(|&i| a.events[i].time_us)
                 .collect();
+            if let Some(s) = &inc.slowdown {
+                times.extend(s.start_us.into_iter().chain(s.end_us));
+            }
             if let Some(p) = inc.primary {
                 if let Some(g) = &a.events[p].gpu {
                     suspects.push((a.events[p].host.clone(), g.clone()));
                 }
             }
-            let slowdown = inc
-                .events
-                .iter()
-                .any(|&i| a.events[i].kind == "throughput_drop");
             IncidentJson {
                 id: inc.id.clone(),
                 start: times.iter().min().copied().map(iso_us),
                 end: times.iter().max().copied().map(iso_us),
-                kind: if slowdown { "slowdown" } else { "failure" },
+                kind: if inc.slowdown.is_some() {
+                    "slowdown"
+                } else {
+                    "failure"
+                },
                 hosts: inc.hosts.clone(),
                 gpus: inc.gpus.clone(),
                 ranks: inc.ranks.clone(),
@@ -401,6 +465,7 @@ pub fn build(a: &Analysis, catalog: &Catalog) -> Report {
                 events: inc.events.iter().map(|&i| a.events[i].id.clone()).collect(),
                 consequences: inc.consequences.clone(),
                 missing_data: inc.missing.clone(),
+                slowdown: inc.slowdown.as_ref().map(slowdown_json),
             }
         })
         .collect();

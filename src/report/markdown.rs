@@ -48,6 +48,26 @@ pub fn render(r: &Report) -> String {
                     .join(", ")
             }
         );
+        if let Some(sd) = &inc.slowdown {
+            let speeds = crate::throughput::speeds(sd.metric, sd.curve.iter().map(|p| p.1));
+            let (line, _) = crate::throughput::sparkline(&speeds, sd.curve_slow, 60);
+            let _ = writeln!(
+                o,
+                "- **Slowdown:** {} from {} to {} {} ({:.0}% throughput), {} samples from {}{}; speed `{line}`",
+                cell(&sd.series),
+                sd.baseline,
+                sd.degraded,
+                sd.unit,
+                sd.ratio * 100.0,
+                sd.samples,
+                sd.start.as_deref().unwrap_or("an unknown time"),
+                match (&sd.recovered_at, sd.ongoing) {
+                    (Some(t), _) => format!(", recovered at {t}"),
+                    (None, true) => ", still slow at the end of the log".into(),
+                    (None, false) => ", then the job stopped".into(),
+                }
+            );
+        }
         for a in &inc.alternatives {
             let _ = writeln!(
                 o,

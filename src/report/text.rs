@@ -128,6 +128,9 @@ pub fn render(r: &Report) -> String {
             inc.root_cause.responsibility
         );
         let _ = writeln!(o, "  {}", inc.root_cause.summary);
+        if let Some(sd) = &inc.slowdown {
+            slowdown_lines(&mut o, sd);
+        }
         if !inc.hosts.is_empty() {
             let _ = writeln!(
                 o,
@@ -247,4 +250,33 @@ pub fn render_timeline(r: &Report) -> String {
         );
     }
     o
+}
+
+/// The measured slowdown: levels, phase, known pauses, and a sparkline of the speed.
+fn slowdown_lines(o: &mut String, sd: &super::json::SlowdownJson) {
+    let state = match (&sd.recovered_at, sd.ongoing) {
+        (Some(t), _) => format!("recovered at {t}"),
+        (None, true) => "still slow at the end of the log".into(),
+        (None, false) => "then the job stopped".into(),
+    };
+    let pauses: Vec<String> = sd.pauses.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
+    let _ = writeln!(
+        o,
+        "  slowdown: {} {} → {} {} ({:.0}% throughput) over {} samples, {state}{}",
+        sd.series,
+        sd.baseline,
+        sd.degraded,
+        sd.unit,
+        sd.ratio * 100.0,
+        sd.samples,
+        if pauses.is_empty() {
+            String::new()
+        } else {
+            format!("; known pauses left out: {}", pauses.join(", "))
+        }
+    );
+    let speeds = crate::throughput::speeds(sd.metric, sd.curve.iter().map(|p| p.1));
+    let (line, marks) = crate::throughput::sparkline(&speeds, sd.curve_slow, 60);
+    let _ = writeln!(o, "  speed    {line}");
+    let _ = writeln!(o, "  slow     {marks}");
 }

@@ -335,7 +335,10 @@ fn candidate(
         if d.attach_to.is_some() {
             return true;
         }
-        let key = d.kind.clone();
+        let key = match d.attrs.get("segment") {
+            Some(seg) => format!("{}#{seg}", d.kind),
+            None => d.kind.clone(),
+        };
         if seen.contains(&key) {
             false
         } else {

@@ -1,0 +1,341 @@
+//! Progress series: the step-time or throughput samples of one job (per host and rank when the
+//! lines tell them), in order, with the samples that fall in known pauses marked.
+
+use crate::model::TimeQuality;
+use crate::timeline::Event;
+use std::collections::BTreeMap;
+
+/// The most samples kept per series; longer series are thinned evenly (the shape stays).
+pub const MAX_SAMPLES_PER_SERIES: usize = 200_000;
+
+/// What a series measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Metric {
+    /// Time per step or iteration, in milliseconds (Megatron, tqdm `s/it` and `it/s`).
+    StepTime,
+    /// Samples per second (DeepSpeed, Hugging Face summary).
+    SamplesPerSec,
+    /// nccl-tests average bus bandwidth, GB/s.
+    BusBandwidth,
+}
+
+impl Metric {
+    /// Stable name used in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Metric::StepTime => "step_time_ms",
+            Metric::SamplesPerSec => "samples_per_s",
+            Metric::BusBandwidth => "busbw_gb_s",
+        }
+    }
+
+    /// Unit for people.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Metric::StepTime => "ms/step",
+            Metric::SamplesPerSec => "samples/s",
+            Metric::BusBandwidth => "GB/s",
+        }
+    }
+
+    /// True when a larger value is better (a throughput), false for a time per step.
+    pub fn higher_is_better(self) -> bool {
+        !matches!(self, Metric::StepTime)
+    }
+
+    /// The value as a cost (larger = slower), so that every series is analyzed the same way.
+    pub fn cost(self, value: f64) -> f64 {
+        if self.higher_is_better() {
+            1.0 / value
+        } else {
+            value
+        }
+    }
+
+    /// The printed value back from a cost.
+    pub fn value(self, cost: f64) -> f64 {
+        if self.higher_is_better() {
+            1.0 / cost
+        } else {
+            cost
+        }
+    }
+}
+
+/// A known pause that explains one slow interval.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pause {
+    /// A checkpoint was written in the interval.
+    Checkpoint,
+    /// An evaluation ran in the interval.
+    Evaluation,
+    /// The first sample of a series (start-up, compilation, warm caches).
+    Warmup,
+}
+
+impl Pause {
+    /// Name for people and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Pause::Checkpoint => "checkpoint",
+            Pause::Evaluation => "evaluation",
+            Pause::Warmup => "warmup",
+        }
+    }
+}
+
+/// One progress figure.
+#[derive(Clone, Debug)]
+pub struct Sample {
+    /// UTC microseconds, when known.
+    pub time_us: Option<i64>,
+    /// How far the time can be trusted.
+    pub quality: TimeQuality,
+    /// Input index.
+    pub input: usize,
+    /// Input path.
+    pub path: String,
+    /// 1-based line.
+    pub line: u64,
+    /// Position among the updates glued into one line (progress bars).
+    pub segment: u32,
+    /// The verbatim figure's text (the matched update for glued bars, else the whole line).
+    pub text: String,
+    /// Iteration or step number, when printed.
+    pub iter: Option<i64>,
+    /// The figure in the metric's unit.
+    pub value: f64,
+    /// Set when the sample falls in a known pause.
+    pub pause: Option<Pause>,
+    /// A progress bar's own elapsed-time counter, in seconds.
+    pub elapsed_s: Option<i64>,
+}
+
+/// Who printed a series and what it measures.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SeriesKey {
+    /// Metric.
+    pub metric: Metric,
+    /// Host.
+    pub host: Option<String>,
+    /// Rank.
+    pub rank: Option<i64>,
+    /// Which progress figure (`iteration`, a progress bar's name and length, …).
+    pub label: String,
+}
+
+/// One series.
+#[derive(Clone, Debug)]
+pub struct Series {
+    /// Key.
+    pub key: SeriesKey,
+    /// Samples in order.
+    pub samples: Vec<Sample>,
+    /// Samples dropped by thinning.
+    pub thinned: usize,
+}
+
+fn parse_num(s: Option<&String>) -> Option<f64> {
+    s.and_then(|v| v.parse::<f64>().ok())
+        .filter(|v| v.is_finite() && *v > 0.0)
+}
+
+/// `HH:MM:SS` or `MM:SS` of a progress bar's elapsed time, in seconds.
+fn elapsed_s(s: &str) -> Option<i64> {
+    let mut total = 0i64;
+    for part in s.split(':') {
+        total = total
+            .checked_mul(60)?
+            .checked_add(part.parse::<i64>().ok()?)?;
+    }
+    Some(total)
+}
+
+fn is_eval_label(desc: &str) -> bool {
+    let d = desc.to_ascii_lowercase();
+    ["valid", "eval", "test", "predict", "sanity"]
+        .iter()
+        .any(|w| d.contains(w))
+}
+
+/// The metric, value and label of one progress event (None for pause markers and unusable lines).
+fn reading(e: &Event) -> Option<(Metric, f64, String)> {
+    let a = &e.attrs;
+    if let Some(v) = parse_num(a.get("step_ms")) {
+        return Some((Metric::StepTime, v, "Megatron iteration time".into()));
+    }
+    let bar = |rate_ms: f64| {
+        let desc: String = a
+            .get("desc")
+            .map(|d| {
+                d.chars()
+                    .filter(|c| !c.is_ascii_digit())
+                    .collect::<String>()
+                    .trim()
+                    .to_string()
+            })
+            .unwrap_or_default();
+        let total = a.get("total").cloned().unwrap_or_default();
+        let label = if desc.is_empty() {
+            format!("progress bar of {total} steps")
+        } else {
+            format!("progress bar '{desc}' of {total} steps")
+        };
+        (Metric::StepTime, rate_ms, label)
+    };
+    if let Some(v) = parse_num(a.get("s_per_it")) {
+        return Some(bar(v * 1000.0));
+    }
+    if let Some(v) = parse_num(a.get("it_per_s")) {
+        return Some(bar(1000.0 / v));
+    }
+    if let Some(v) = parse_num(a.get("samples_per_s").or_else(|| a.get("samples_per_s2"))) {
+        let label = if a.contains_key("iter") || a.contains_key("iter2") {
+            "DeepSpeed samples/s"
+        } else {
+            "Hugging Face run summary"
+        };
+        return Some((Metric::SamplesPerSec, v, label.into()));
+    }
+    if let Some(v) = parse_num(a.get("busbw")) {
+        return Some((Metric::BusBandwidth, v, "nccl-tests bus bandwidth".into()));
+    }
+    None
+}
+
+/// Builds the series from the progress samples and marks the samples that follow a known pause
+/// (a checkpoint save or evaluation between the previous sample and this one, in the same input).
+pub fn build(progress: &[Event], events: &[Event]) -> Vec<Series> {
+    // pause markers per input: (line, pause)
+    let mut markers: BTreeMap<usize, Vec<(u64, Pause)>> = BTreeMap::new();
+    for e in events.iter().filter(|e| e.kind == "checkpoint_saved") {
+        markers
+            .entry(e.input)
+            .or_default()
+            .push((e.source.line, Pause::Checkpoint));
+    }
+    let mut by_key: BTreeMap<SeriesKey, Vec<Sample>> = BTreeMap::new();
+    for e in progress {
+        let a = &e.attrs;
+        let desc_eval = a.get("desc").is_some_and(|d| is_eval_label(d));
+        if a.contains_key("pause_checkpoint") || a.contains_key("pause_eval") || desc_eval {
+            let p = if a.contains_key("pause_checkpoint") {
+                Pause::Checkpoint
+            } else {
+                Pause::Evaluation
+            };
+            markers.entry(e.input).or_default().push((e.source.line, p));
+            continue;
+        }
+        let Some((metric, value, label)) = reading(e) else {
+            continue;
+        };
+        let key = SeriesKey {
+            metric,
+            host: e.host.clone(),
+            rank: e.rank,
+            label,
+        };
+        let segment = a.get("segment").and_then(|s| s.parse().ok()).unwrap_or(0);
+        by_key.entry(key).or_default().push(Sample {
+            time_us: e.time_us,
+            quality: e.quality,
+            input: e.input,
+            path: e.source.path.clone(),
+            line: e.source.line,
+            segment,
+            text: a.get("text").cloned().unwrap_or_else(|| e.message.clone()),
+            iter: a
+                .get("iter")
+                .or_else(|| a.get("iter2"))
+                .and_then(|s| s.parse().ok()),
+            value,
+            pause: None,
+            elapsed_s: a.get("elapsed").and_then(|s| elapsed_s(s)),
+        });
+    }
+    for m in markers.values_mut() {
+        m.sort_unstable_by_key(|x| x.0);
+    }
+    let mut out = Vec::new();
+    for (key, mut samples) in by_key {
+        place_bars(&mut samples);
+        samples.sort_by_key(|s| (s.time_us.is_none(), s.time_us, s.input, s.line, s.segment));
+        let mut prev: Option<(usize, u64)> = None;
+        for s in samples.iter_mut() {
+            if let (Some((pi, pl)), Some(m)) = (prev, markers.get(&s.input)) {
+                if pi == s.input && pl < s.line {
+                    let from = m.partition_point(|x| x.0 <= pl);
+                    if let Some(&(_, p)) = m[from..].iter().find(|x| x.0 <= s.line) {
+                        s.pause = Some(p);
+                    }
+                }
+            }
+            prev = Some((s.input, s.line));
+        }
+        if let Some(first) = samples.first_mut() {
+            first.pause.get_or_insert(Pause::Warmup);
+        }
+        let mut thinned = 0;
+        if samples.len() > MAX_SAMPLES_PER_SERIES {
+            let n = samples.len();
+            let step = n.div_ceil(MAX_SAMPLES_PER_SERIES);
+            let last = samples.pop();
+            samples = samples.into_iter().step_by(step).collect();
+            samples.extend(last);
+            thinned = n - samples.len();
+        }
+        out.push(Series {
+            key,
+            samples,
+            thinned,
+        });
+    }
+    out
+}
+
+/// Progress-bar updates carry no time of their own: they borrow the time of a nearby line (the
+/// same one for every update glued into one line). The bar's own elapsed counter places each
+/// update after the first one of its run (a run ends when the counter goes back: a new bar).
+fn place_bars(samples: &mut [Sample]) {
+    samples.sort_by_key(|s| (s.input, s.line, s.segment));
+    let mut anchor: Option<(usize, i64, i64)> = None; // (input, time of run start, its elapsed)
+    let mut prev_el: Option<i64> = None;
+    for s in samples.iter_mut() {
+        let Some(el) = s.elapsed_s else {
+            anchor = None;
+            prev_el = None;
+            continue;
+        };
+        let new_run = match (anchor, prev_el) {
+            (Some((input, _, _)), Some(p)) => input != s.input || el < p,
+            _ => true,
+        };
+        if new_run {
+            anchor = s.time_us.map(|t| (s.input, t, el));
+        }
+        prev_el = Some(el);
+        if let (Some((_, t0, el0)), Some(_)) = (anchor, s.time_us) {
+            s.time_us = Some(t0 + (el - el0).max(0) * 1_000_000);
+            s.quality = TimeQuality::Estimated;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn elapsed_counters() {
+        assert_eq!(elapsed_s("07:30"), Some(450));
+        assert_eq!(elapsed_s("1:02:03"), Some(3723));
+        assert_eq!(elapsed_s("x"), None);
+    }
+
+    #[test]
+    fn eval_bars_are_pauses() {
+        assert!(is_eval_label("Validation DataLoader 0"));
+        assert!(!is_eval_label("Epoch 3"));
+    }
+}
