@@ -91,12 +91,23 @@ fn when(e: &EventJson) -> String {
     }
 }
 
-/// How the page writes text from the report: redacted (when asked) and escaped.
+/// How the page writes text from the report: redacted (when asked) and escaped; and which
+/// events have a table row that links can point to.
 struct Page<'a> {
     redactor: Option<&'a Redactor>,
+    rows: BTreeSet<&'a str>,
 }
 
 impl Page<'_> {
+    /// An in-page link to an event's row around `inner`, or `inner` alone when it has no row.
+    fn event_link(&self, id: &str, inner: &str) -> String {
+        if self.rows.contains(id) {
+            format!(r##"<a href="#{}">{inner}</a>"##, self.t(id))
+        } else {
+            inner.to_string()
+        }
+    }
+
     /// Text from the report, ready for the page.
     fn t(&self, s: &str) -> String {
         match self.redactor {
@@ -153,7 +164,7 @@ svg.tl-svg{display:block;max-width:100%;height:auto;font-family:system-ui,sans-s
 .m{stroke:#222;stroke-width:.6}.m.S-info{fill:#fff !important;stroke-width:1.4}\
 .ring{fill:none;stroke:#222;stroke-width:1.6;pointer-events:none}.ring.ff{stroke:#b00020;stroke-width:2.6}\
 .ringl{font-size:11px;font-weight:700;fill:#222;pointer-events:none}.ringl.ff{fill:#b00020}\
-a:hover .m{stroke-width:2}\
+.m:hover{stroke-width:2}\
 footer{color:#666;font-size:12px;margin-top:30px}\n",
     );
     for (l, col, fg, _) in LAYERS {
@@ -168,7 +179,10 @@ footer{color:#666;font-size:12px;margin-top:30px}\n",
 /// Renders the HTML report. `redactor` replaces identifying values in every text from the report
 /// (apply it here, not to the rendered page).
 pub fn render(r: &Report, catalog: &Catalog, redactor: Option<&Redactor>) -> String {
-    let p = Page { redactor };
+    let p = Page {
+        redactor,
+        rows: table_rows(r).0.iter().map(|e| e.id.as_str()).collect(),
+    };
     let events: BTreeMap<&str, &EventJson> = r.events.iter().map(|e| (e.id.as_str(), e)).collect();
     let mut o = String::new();
     let _ = writeln!(
@@ -276,7 +290,7 @@ fn timeline_section(p: &Page, r: &Report, o: &mut String) {
             o,
             "<h3>Events without a time</h3>\n<p>These lines carry neither a date nor a kernel uptime, so they cannot be placed on the picture.</p>"
         );
-        event_rows(p, &untimed, o);
+        event_rows(p, &untimed, false, o);
     }
     let _ = writeln!(o, "</section>");
 }
@@ -367,10 +381,8 @@ fn incident(
         if let Some(e) = events.get(id.as_str()) {
             let _ = writeln!(
                 o,
-                r##"<a href="#{}">{}:{}</a>: {}"##,
-                p.t(&e.id),
-                p.t(&e.source.path),
-                e.source.line,
+                "{}: {}",
+                p.event_link(&e.id, &format!("{}:{}", p.t(&e.source.path), e.source.line)),
                 p.t(&e.message)
             );
         }
@@ -420,7 +432,9 @@ fn incident(
     let _ = writeln!(o, "</ol>\n</article>");
 }
 
-fn event_table(p: &Page, r: &Report, o: &mut String) {
+/// The events of the table: severity warning or worse, and every evidence line, at most
+/// [`MAX_TABLE_ROWS`]; with the count before the cap.
+fn table_rows(r: &Report) -> (Vec<&EventJson>, usize) {
     let evidence: BTreeSet<&str> = r
         .incidents
         .iter()
@@ -431,27 +445,36 @@ fn event_table(p: &Page, r: &Report, o: &mut String) {
         .iter()
         .filter(|e| e.severity != "info" || evidence.contains(e.id.as_str()))
         .collect();
+    let n = rows.len();
+    (rows.into_iter().take(MAX_TABLE_ROWS).collect(), n)
+}
+
+fn event_table(p: &Page, r: &Report, o: &mut String) {
+    let (rows, n) = table_rows(r);
     let _ = writeln!(
         o,
         r#"<section id="events"><h2>Events</h2>
 <p>{} of {} events: those of severity warning or worse and every evidence line{}.</p>"#,
-        rows.len().min(MAX_TABLE_ROWS),
+        rows.len(),
         r.events.len(),
-        if rows.len() > MAX_TABLE_ROWS {
-            format!("; the first {MAX_TABLE_ROWS} are shown, the JSON report has all")
+        if n > rows.len() {
+            format!(
+                "; the first {} of {n} are shown, the JSON report has all",
+                rows.len()
+            )
         } else {
             String::new()
         }
     );
-    let shown: Vec<&EventJson> = rows.into_iter().take(MAX_TABLE_ROWS).collect();
-    if !shown.is_empty() {
-        event_rows(p, &shown, o);
+    if !rows.is_empty() {
+        event_rows(p, &rows, true, o);
     }
     let _ = writeln!(o, "</section>");
 }
 
-/// A table of events, each row an anchor (`#e17`) the picture and the evidence link to.
-fn event_rows(p: &Page, rows: &[&EventJson], o: &mut String) {
+/// A table of events; with `anchors`, each row is the target (`#e17`) the picture, the chain and
+/// the evidence link to.
+fn event_rows(p: &Page, rows: &[&EventJson], anchors: bool, o: &mut String) {
     let _ = writeln!(
         o,
         "<table><tr><th>id</th><th>time (UTC)</th><th>host</th><th>GPU</th><th>rank</th><th>event</th><th>layer</th><th>severity</th><th>line</th></tr>"
@@ -467,7 +490,7 @@ fn event_rows(p: &Page, rows: &[&EventJson], o: &mut String) {
             .map_or_else(|| e.kind.clone(), |c| format!("{} {c}", e.kind));
         let _ = writeln!(
             o,
-            r#"<tr id="{id}"><td>{id}</td><td class="mono nw">{}{quality}</td><td class="nw">{}</td><td class="mono nw">{}</td><td>{}</td><td>{} — {}</td><td>{}</td><td class="sev-{sev}">{sev}</td><td><span class="mono">{}:{}</span><br><code>{}</code></td></tr>"#,
+            r#"<tr{anchor}><td>{id}</td><td class="mono nw">{}{quality}</td><td class="nw">{}</td><td class="mono nw">{}</td><td>{}</td><td>{} — {}</td><td>{}</td><td class="sev-{sev}">{sev}</td><td><span class="mono">{}:{}</span><br><code>{}</code></td></tr>"#,
             p.t(&when(e)),
             p.t(e.host.as_deref().unwrap_or("-")),
             p.t(e.gpu.as_deref().unwrap_or("-")),
@@ -480,6 +503,11 @@ fn event_rows(p: &Page, rows: &[&EventJson], o: &mut String) {
             p.t(&e.message),
             id = p.t(&e.id),
             sev = p.t(e.severity),
+            anchor = if anchors {
+                format!(r#" id="{}""#, p.t(&e.id))
+            } else {
+                String::new()
+            },
         );
     }
     let _ = writeln!(o, "</table>");

@@ -182,9 +182,8 @@ pub(super) fn chain(
             .map_or_else(|| e.kind.clone(), |c| format!("{} {c}", e.kind));
         let _ = writeln!(
             o,
-            r##"<li>{role} <a href="#{}">{}</a> {} — {}{}</li>"##,
-            p.t(&e.id),
-            p.t(&when(e)),
+            "<li>{role} {} {} — {}{}</li>",
+            p.event_link(&e.id, &p.t(&when(e))),
             p.t(&what),
             p.t(&e.title),
             p.t(&place(e))
@@ -485,9 +484,8 @@ pub(super) fn job(p: &Page, r: &Report, events: &BTreeMap<&str, &EventJson>, o: 
     if let Some(e) = j.last_checkpoint.as_deref().and_then(|id| events.get(id)) {
         let _ = writeln!(
             o,
-            r##"<dt>Last checkpoint</dt><dd><a href="#{}">{}</a> {}:{}</dd>"##,
-            p.t(&e.id),
-            p.t(&when(e)),
+            "<dt>Last checkpoint</dt><dd>{} {}:{}</dd>",
+            p.event_link(&e.id, &p.t(&when(e))),
             p.t(&e.source.path),
             e.source.line
         );

@@ -512,13 +512,8 @@ fn panel_svg(
     for (t, e) in order.into_iter().map(|x| (x.0, x.1)) {
         let x = axis.x(t);
         let y = TOP + lane_of(e) as f64 * LANE_H + LANE_H / 2.0;
-        let _ = writeln!(
-            o,
-            r##"<a href="#{id}">{}<title>{}</title></a>"##,
-            shape(e, x, y),
-            p.t(&hover(e, panel.clock)),
-            id = p.t(&e.id)
-        );
+        let mark = shape(e, x, y, &p.t(&hover(e, panel.clock)));
+        let _ = writeln!(o, "{}", p.event_link(&e.id, &mark));
         if let Some((label, top)) = primaries.get(e.id.as_str()) {
             rings.push((x, y, label.clone(), *top));
         }
@@ -551,20 +546,26 @@ fn sev_rank(s: &str) -> u8 {
     }
 }
 
-/// The mark of one event: a diamond for critical, circles shrinking with severity, hollow for info.
-fn shape(e: &EventJson, x: f64, y: f64) -> String {
+/// The mark of one event with its hover text (escaped): a diamond for critical, circles
+/// shrinking with severity, hollow for info.
+fn shape(e: &EventJson, x: f64, y: f64, title: &str) -> String {
     let class = format!("m L-{} S-{}", e.layer, e.severity);
     match e.severity {
         "critical" => format!(
-            r#"<path class="{class}" d="M{x:.1} {:.1}L{:.1} {y:.1}L{x:.1} {:.1}L{:.1} {y:.1}Z"/>"#,
+            r#"<path class="{class}" d="M{x:.1} {:.1}L{:.1} {y:.1}L{x:.1} {:.1}L{:.1} {y:.1}Z"><title>{title}</title></path>"#,
             y - 6.5,
             x + 6.5,
             y + 6.5,
             x - 6.5
         ),
-        "error" => format!(r#"<circle class="{class}" cx="{x:.1}" cy="{y:.1}" r="4.8"/>"#),
-        "warning" => format!(r#"<circle class="{class}" cx="{x:.1}" cy="{y:.1}" r="3.8"/>"#),
-        _ => format!(r#"<circle class="{class}" cx="{x:.1}" cy="{y:.1}" r="3"/>"#),
+        sev => format!(
+            r#"<circle class="{class}" cx="{x:.1}" cy="{y:.1}" r="{}"><title>{title}</title></circle>"#,
+            match sev {
+                "error" => "4.8",
+                "warning" => "3.8",
+                _ => "3",
+            }
+        ),
     }
 }
 
