@@ -326,6 +326,10 @@ pub fn layers_drawn(r: &Report) -> BTreeSet<&'static str> {
 
 type LaneKey<'a> = (Option<&'a str>, Option<&'a str>);
 
+fn lane_key(e: &EventJson) -> LaneKey<'_> {
+    (e.host.as_deref(), e.gpu.as_deref())
+}
+
 /// Renders every panel: one `<figure>` with its caption and SVG per clock.
 pub fn render(p: &Page, r: &Report) -> String {
     // the primary fault of each incident, and which of them is the verdict's
@@ -367,28 +371,47 @@ fn panel_svg(
     suspects: &BTreeSet<(Option<&str>, &str)>,
     o: &mut String,
 ) {
-    // lanes: host, then the host's own lane before its GPUs
-    let mut keys: BTreeSet<LaneKey> = panel
-        .events
-        .iter()
-        .map(|(_, e)| (e.host.as_deref(), e.gpu.as_deref()))
-        .collect();
+    // lanes: host, then the host's own lane before its GPUs; past MAX_LANES the lanes of primary
+    // faults and suspect GPUs stay, then the first others, and the rest share one last lane
+    let mut keys: BTreeSet<LaneKey> = panel.events.iter().map(|(_, e)| lane_key(e)).collect();
     let folded = keys.len().saturating_sub(MAX_LANES - 1);
     let mut lanes: BTreeMap<LaneKey, usize> = BTreeMap::new();
     if folded > 1 {
-        let kept: Vec<LaneKey> = keys.iter().take(MAX_LANES - 1).copied().collect();
-        keys = kept.into_iter().collect();
+        let mut kept: BTreeSet<LaneKey> = panel
+            .events
+            .iter()
+            .filter(|(_, e)| primaries.contains_key(e.id.as_str()))
+            .map(|(_, e)| lane_key(e))
+            .chain(
+                keys.iter()
+                    .filter(|k| k.1.is_some_and(|g| suspects.contains(&(k.0, g))))
+                    .copied(),
+            )
+            .collect();
+        for k in &keys {
+            if kept.len() >= MAX_LANES - 1 {
+                break;
+            }
+            kept.insert(*k);
+        }
+        keys = kept;
     }
+    let folded = if folded > 1 {
+        panel
+            .events
+            .iter()
+            .map(|(_, e)| lane_key(e))
+            .filter(|k| !keys.contains(k))
+            .collect::<BTreeSet<_>>()
+            .len()
+    } else {
+        0
+    };
     for (i, k) in keys.iter().enumerate() {
         lanes.insert(*k, i);
     }
-    let lane_count = keys.len() + usize::from(folded > 1);
-    let lane_of = |e: &EventJson| {
-        lanes
-            .get(&(e.host.as_deref(), e.gpu.as_deref()))
-            .copied()
-            .unwrap_or(lane_count - 1)
-    };
+    let lane_count = keys.len() + usize::from(folded > 0);
+    let lane_of = |e: &EventJson| lanes.get(&lane_key(e)).copied().unwrap_or(lane_count - 1);
     // marks: everything when it fits, else the relevant events, then the first ones
     let mut drawn: Vec<&(i64, &EventJson)> = panel.events.iter().collect();
     if drawn.len() > MAX_MARKS {
@@ -469,7 +492,7 @@ fn panel_svg(
             p.t(&label)
         );
     }
-    if folded > 1 {
+    if folded > 0 {
         let y = TOP + (lane_count - 1) as f64 * LANE_H;
         let _ = writeln!(
             o,
@@ -620,6 +643,111 @@ mod tests {
         // one instant only: one stretch, the mark in its middle
         let one = Axis::new(&[5], Clock::Uptime, 0.0, 100.0);
         assert!((one.x(5) - 50.0).abs() < 1e-9);
+    }
+
+    use crate::report::json::{IncidentJson, RootCauseJson, SourceJson, Tool, VerdictJson};
+
+    fn event(n: usize, host: String, sev: &'static str) -> EventJson {
+        EventJson {
+            id: format!("e{n}"),
+            time: Some(crate::report::iso_us(
+                1_773_454_387_000_000 + n as i64 * 1_000_000,
+            )),
+            time_quality: "exact",
+            host: Some(host),
+            source: SourceJson {
+                path: "kern.log".into(),
+                line: n as u64 + 1,
+            },
+            kind: "xid".into(),
+            code: Some(13),
+            gpu: Some("0000:3b:00.0".into()),
+            gpu_uuid: None,
+            rank: None,
+            layer: "application",
+            severity: sev,
+            title: "Graphics engine exception".into(),
+            message: format!("line {n}"),
+            uptime_s: None,
+            details: BTreeMap::new(),
+            also_seen: vec![],
+        }
+    }
+
+    /// 150 hosts with one GPU lane each and 3200 events; the primary fault sits on the last host.
+    fn crowded() -> Report {
+        let mut events: Vec<EventJson> = (0..3200)
+            .map(|n| {
+                let sev = if n % 2 == 0 { "info" } else { "error" };
+                event(n, format!("node-{:03}", n % 150), sev)
+            })
+            .collect();
+        events[3199].host = Some("node-zzz".into());
+        Report {
+            schema: "faultline/report/v1",
+            tool: Tool {
+                name: "faultline",
+                version: "test",
+            },
+            inputs: vec![],
+            incidents: vec![IncidentJson {
+                id: "i1".into(),
+                start: None,
+                end: None,
+                kind: "failure",
+                hosts: vec![],
+                gpus: vec![],
+                ranks: vec![],
+                root_cause: RootCauseJson {
+                    layer: "application",
+                    confidence: 0.5,
+                    summary: "s".into(),
+                    evidence: vec!["e3199".into()],
+                    responsibility: "user".into(),
+                    rule: None,
+                },
+                alternatives: vec![],
+                actions: vec![],
+                events: events.iter().map(|e| e.id.clone()).collect(),
+                consequences: BTreeMap::new(),
+                missing_data: vec![],
+            }],
+            events,
+            verdict: VerdictJson {
+                root_cause_layer: "application",
+                summary: "s".into(),
+            },
+            hosts: vec![],
+            gpus: vec![],
+            job: None,
+            notes: vec![],
+        }
+    }
+
+    #[test]
+    fn crowded_pictures_fold_lanes_and_marks_but_keep_the_first_fault() {
+        let r = crowded();
+        let page = Page {
+            redactor: None,
+            rows: BTreeSet::new(),
+        };
+        let svg = render(&page, &r);
+        assert_eq!(svg.matches("<rect class=\"lane").count(), MAX_LANES);
+        assert!(svg.contains("… 56 more lanes"), "151 lanes, 95 kept");
+        assert!(
+            svg.contains(">node-zzz  0000:3b:00.0</text>"),
+            "the primary's lane stays"
+        );
+        assert!(
+            svg.contains("class=\"ring ff\""),
+            "the first fault is drawn"
+        );
+        // 1600 error marks fit; the 1600 info marks are left out first
+        assert_eq!(svg.matches("class=\"m L-").count(), 1600);
+        assert!(
+            svg.contains("1600 of 3200 events not drawn"),
+            "the caption says so"
+        );
     }
 
     #[test]
