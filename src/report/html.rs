@@ -158,7 +158,7 @@ figure.panel{margin:10px 0;background:#fff;border:1px solid #ddd;padding:6px;ove
 svg.tl-svg{display:block;max-width:100%;height:auto;font-family:system-ui,sans-serif}\
 .lane{fill:#fff}.lane.odd{fill:#f5f6f8}.hostsep{stroke:#bbb;stroke-width:1}\
 .ll{font-size:11px;text-anchor:end;fill:#333}.ll.suspect{fill:#b00020;font-weight:700}\
-.axis{stroke:#777}.tick{stroke:#777}.tl{font-size:10.5px;fill:#444;text-anchor:middle}.tl.date{text-anchor:start;fill:#222}\
+.axis{stroke:#777}.tick{stroke:#777}.tl{font-size:10.5px;fill:#444;text-anchor:middle}.tl.date{text-anchor:start;fill:#222}.tl.end{text-anchor:end}\
 .brk line{stroke:#999;stroke-dasharray:3 3}.band rect{fill:#ffd54f;fill-opacity:.18;stroke:#e0a800;stroke-opacity:.6}\
 .band text{font-size:11px;font-weight:700;fill:#8a6500}\
 .m{stroke:#222;stroke-width:.6}.m.S-info{fill:#fff !important;stroke-width:1.4}\

@@ -190,7 +190,7 @@ impl Axis {
                 let mx = (s.x1 + next.x0) / 2.0;
                 let _ = writeln!(
                     o,
-                    r#"<g class="brk"><title>{} without events</title><line x1="{mx:.1}" y1="{top:.1}" x2="{mx:.1}" y2="{y:.1}"/><text class="tl" x="{:.1}" y="{:.1}" text-anchor="end">≈{}</text></g>"#,
+                    r#"<g class="brk"><title>{} without events</title><line x1="{mx:.1}" y1="{top:.1}" x2="{mx:.1}" y2="{y:.1}"/><text class="tl end" x="{:.1}" y="{:.1}">≈{}</text></g>"#,
                     human_span(next.t0 - s.t1),
                     mx + 2.0,
                     y + 29.0,
