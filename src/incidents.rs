@@ -4,7 +4,7 @@
 use crate::catalog::Catalog;
 use crate::job::JobInfo;
 use crate::model::{Layer, Severity};
-use crate::rules::{Rule, RuleSet};
+use crate::rules::{Match, Rule, RuleSet};
 use crate::timeline::Event;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -150,19 +150,22 @@ pub fn renumber(incidents: &mut [Incident]) {
     }
 }
 
-/// Distinct non-sympathetic Xid codes on a GPU, counted only when they span at least two layers
-/// (several memory Xids of one ECC event are one fault, not a repeat offender).
+/// Distinct non-sympathetic Xid codes on a GPU (bus id on one host: identical servers share bus
+/// ids), counted only when they span at least two layers (several memory Xids of one ECC event
+/// are one fault, not a repeat offender).
 fn distinct_codes_on_gpu(
     events: &[Event],
     members: &[usize],
-    gpu: &str,
+    on: &Event,
     catalog: &Catalog,
 ) -> usize {
     let mut codes = BTreeSet::new();
     let mut layers = BTreeSet::new();
     for e in members.iter().map(|&i| &events[i]) {
         if e.kind == "xid"
-            && e.gpu.as_deref() == Some(gpu)
+            && e.gpu.is_some()
+            && e.gpu == on.gpu
+            && e.host == on.host
             && !catalog.is_sympathetic("xid", e.code)
         {
             if let Some(c) = e.code {
@@ -176,6 +179,22 @@ fn distinct_codes_on_gpu(
     } else {
         0
     }
+}
+
+/// Distinct processes whose events fitting `m` name the same GPU (on the same host) and the same
+/// GPC and TPC as `on`; 0 when `on` names no compute unit.
+fn processes_on_unit(m: &Match, events: &[Event], members: &[usize], on: &Event) -> usize {
+    let unit = |e: &Event| (e.attrs.get("gpc").cloned(), e.attrs.get("tpc").cloned());
+    let (Some(_), Some(_), Some(_)) = (&on.gpu, on.attrs.get("gpc"), on.attrs.get("tpc")) else {
+        return 0;
+    };
+    members
+        .iter()
+        .map(|&i| &events[i])
+        .filter(|e| m.fits(e) && e.gpu == on.gpu && e.host == on.host && unit(e) == unit(on))
+        .filter_map(|e| e.attrs.get("pid"))
+        .collect::<BTreeSet<_>>()
+        .len()
 }
 
 /// A collective's operation type and input size, as a watchdog line names them.
@@ -214,8 +233,12 @@ fn fits(rule: &Rule, e: &Event, events: &[Event], members: &[usize], catalog: &C
         return false;
     }
     if let Some(n) = m.min_distinct_codes_on_gpu {
-        let Some(g) = &e.gpu else { return false };
-        if distinct_codes_on_gpu(events, members, g, catalog) < n {
+        if e.gpu.is_none() || distinct_codes_on_gpu(events, members, e, catalog) < n {
+            return false;
+        }
+    }
+    if let Some(n) = m.min_processes_same_unit {
+        if processes_on_unit(m, events, members, e) < n {
             return false;
         }
     }

@@ -43,6 +43,7 @@ enum OutFormat {
     Text,
     Json,
     Markdown,
+    Html,
 }
 
 #[derive(Args)]
@@ -50,7 +51,7 @@ struct AnalyzeArgs {
     /// Inputs.
     #[arg(required = true)]
     paths: Vec<String>,
-    /// Output format (text on a terminal, JSON otherwise).
+    /// Output format (text on a terminal, JSON otherwise); `html` writes one self-contained page.
     #[arg(long, value_enum)]
     format: Option<OutFormat>,
     /// Write the report to FILE (atomically; never over an input).
@@ -219,6 +220,8 @@ fn run_analyze(a: AnalyzeArgs, timeline_only: bool) -> ExitCode {
         } else {
             OutFormat::Json
         });
+    let redactor = (a.redact || a.redact_serials)
+        .then(|| report::redact::Redactor::new(&report::known_hosts(&analysis), a.redact_serials));
     let text = match (format, timeline_only) {
         (OutFormat::Json, false) => report::json::to_string(&rep),
         (OutFormat::Json, true) => {
@@ -227,14 +230,14 @@ fn run_analyze(a: AnalyzeArgs, timeline_only: bool) -> ExitCode {
             s
         }
         (OutFormat::Markdown, _) => report::markdown::render(&rep),
+        (OutFormat::Html, _) => report::html::render(&rep, &knowledge.catalog, redactor.as_ref()),
         (OutFormat::Text, true) => report::text::render_timeline(&rep),
         (OutFormat::Text, false) => report::text::render(&rep),
     };
-    let text = if a.redact || a.redact_serials {
-        report::redact::Redactor::new(&report::known_hosts(&analysis), a.redact_serials)
-            .apply(&text)
-    } else {
-        text
+    // HTML redacts each text before escaping it; the other formats are redacted whole
+    let text = match &redactor {
+        Some(r) if format != OutFormat::Html => r.apply(&text),
+        _ => text,
     };
     if let Err(e) = write_output(a.output.as_deref(), &text, &a.paths) {
         if e.kind() != std::io::ErrorKind::BrokenPipe {

@@ -60,6 +60,14 @@ pub struct Match {
     /// Distinct non-sympathetic Xid codes needed on the event's GPU.
     #[serde(default)]
     pub min_distinct_codes_on_gpu: Option<usize>,
+    /// The event's own layer, as its recognizer or the catalog gave it (a CUDA error that is an
+    /// ECC error is `gpu_memory`).
+    #[serde(default)]
+    pub event_layer: Option<Layer>,
+    /// Distinct processes (pid) whose matching events on the event's GPU (same host) name the
+    /// event's GPC and TPC: one compute unit faulting under different programs.
+    #[serde(default)]
+    pub min_processes_same_unit: Option<usize>,
     /// Incident fact that must hold: `desync`.
     #[serde(default)]
     pub fact: Option<String>,
@@ -249,6 +257,7 @@ impl Match {
         };
         kind_ok
             && self.min_severity.is_none_or(|s| e.severity >= s)
+            && self.event_layer.is_none_or(|l| e.layer == l)
             && self.attrs.iter().all(|(k, v)| e.attrs.get(k) == Some(v))
     }
 }

@@ -189,7 +189,7 @@ fn output_file_is_written_and_never_over_an_input() {
 fn redact_leaves_no_original_value_in_any_format() {
     let secrets = ["gpu-node-03", "gpu-node-01", "gpu-node-08"];
     let mut aliases = Vec::new();
-    for fmt in ["json", "text", "markdown"] {
+    for fmt in ["json", "text", "markdown", "html"] {
         let (code, out, err) = run(&[
             "analyze",
             "--redact",

@@ -1,6 +1,8 @@
-//! Reports: the v1 JSON document of the contract, a terminal text report and a Markdown
-//! post-mortem, all built from one [`json::Report`] value so that they agree.
+//! Reports: the v1 JSON document of the contract, a terminal text report, a Markdown
+//! post-mortem and a self-contained HTML post-mortem, all built from one [`json::Report`] value
+//! so that they agree.
 
+pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod redact;

@@ -59,7 +59,8 @@ impl Redactor {
             user: Regex::new(r"\b(for user|user=|User=|by user|USER=)\s?([A-Za-z0-9._-]+)")
                 .expect("static"),
             secret: Regex::new(
-                r"(?i)\b(token|password|passwd|secret|api[_-]?key|authorization)(\s*[=:]\s*)(\S+)",
+                // the value stops at a quote or backslash so that a JSON string keeps its end
+                r#"(?i)\b(token|password|passwd|secret|api[_-]?key|authorization)(\s*[=:]\s*)([^\s"\\]+)"#,
             )
             .expect("static"),
             uuid: Regex::new(r"GPU-[0-9a-fA-F]{8}-[0-9a-fA-F-]{27}").expect("static"),
@@ -150,6 +151,11 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("535.54.03"), "versions are not addresses: {t}");
+        // a secret at the end of a JSON string: the string and the document stay whole
+        let json = r#"{"message":"name=python token=abc123","n":1}"#;
+        let red = r.apply(json);
+        assert_eq!(red, r#"{"message":"name=python token=<redacted>","n":1}"#);
+        serde_json::from_str::<serde_json::Value>(&red).expect("valid JSON");
         assert!(t.contains("GPU-12345678"), "UUIDs kept by default");
         assert_eq!(r.apply("gpu-node-1"), r.apply("gpu-node-1"));
         assert_ne!(r.apply("gpu-node-1"), r.apply("gpu-node-10"));

@@ -1,0 +1,760 @@
+//! The timeline picture of the HTML report: inline SVG, one panel per clock (wall time, then the
+//! kernel uptime of each host whose lines carry no date), one lane per host/GPU, one mark per
+//! event coloured by layer, incident windows as bands, the primary fault of each incident ringed.
+//! Hovering a mark shows its time, kind and verbatim line (an SVG `<title>`, no script).
+//!
+//! The time axis ([`Axis`]) is independent of the marks: a later chart on the same clock (a
+//! throughput curve of a slowdown incident, say) builds an [`Axis`] over its own times and draws
+//! with [`Axis::x`] and [`Axis::ticks_svg`].
+
+use super::Page;
+use crate::report::json::{EventJson, Report};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+/// Width of the SVG coordinate system.
+pub const WIDTH: f64 = 1200.0;
+/// Left edge of the plot area (lane labels sit left of it).
+pub const PLOT_X0: f64 = 270.0;
+/// Right edge of the plot area.
+pub const PLOT_X1: f64 = 1185.0;
+const LANE_H: f64 = 16.0;
+const TOP: f64 = 30.0;
+const AXIS_H: f64 = 40.0;
+const BREAK_W: f64 = 26.0;
+const MIN_SEG: f64 = 70.0;
+const PAD: f64 = 8.0;
+/// Most lanes drawn in one panel; the rest share one last lane.
+pub const MAX_LANES: usize = 96;
+/// Most marks drawn in one panel (primary faults are always drawn).
+pub const MAX_MARKS: usize = 3000;
+
+/// Which clock a panel or chart runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Clock {
+    /// UTC wall time, microseconds since the epoch.
+    Wall,
+    /// Kernel uptime of one host, microseconds since boot.
+    Uptime,
+}
+
+/// A stretch of time drawn without interruption.
+#[derive(Clone, Debug)]
+struct Seg {
+    t0: i64,
+    t1: i64,
+    x0: f64,
+    x1: f64,
+}
+
+/// A horizontal time axis that leaves out long quiet gaps (drawn as breaks), so that an
+/// incident of ten minutes stays readable next to a checkpoint saved four hours before it.
+#[derive(Clone, Debug)]
+pub struct Axis {
+    clock: Clock,
+    segs: Vec<Seg>,
+}
+
+const STEPS_S: [i64; 22] = [
+    1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400,
+    172800, 604800, 2592000, 31536000,
+];
+
+impl Axis {
+    /// An axis over these times (any order, duplicates allowed) between `x0` and `x1`.
+    pub fn new(times: &[i64], clock: Clock, x0: f64, x1: f64) -> Axis {
+        let mut t: Vec<i64> = times.to_vec();
+        t.sort_unstable();
+        t.dedup();
+        if t.is_empty() {
+            t.push(0);
+        }
+        let span = t[t.len() - 1] - t[0];
+        // a gap is left out when it is longer than ten minutes and a fifth of the whole span
+        let min_gap = (span / 5).max(600_000_000);
+        let mut clusters: Vec<(i64, i64)> = vec![(t[0], t[0])];
+        for &v in &t[1..] {
+            let last = clusters.last_mut().expect("one cluster");
+            if v - last.1 > min_gap {
+                clusters.push((v, v));
+            } else {
+                last.1 = v;
+            }
+        }
+        let n = clusters.len() as f64;
+        let avail = (x1 - x0) - (n - 1.0) * BREAK_W;
+        let min_w = (avail / n).min(MIN_SEG);
+        let total: f64 = clusters.iter().map(|c| (c.1 - c.0) as f64).sum();
+        let mut x = x0;
+        let mut segs = Vec::new();
+        for c in &clusters {
+            let share = if total > 0.0 {
+                (c.1 - c.0) as f64 / total
+            } else {
+                1.0 / n
+            };
+            let w = min_w + (avail - n * min_w) * share;
+            segs.push(Seg {
+                t0: c.0,
+                t1: c.1,
+                x0: x,
+                x1: x + w,
+            });
+            x += w + BREAK_W;
+        }
+        Axis { clock, segs }
+    }
+
+    /// The x coordinate of a time; times between two stretches fall inside the break.
+    pub fn x(&self, t: i64) -> f64 {
+        let first = &self.segs[0];
+        if t <= first.t0 {
+            return inner(first, first.t0);
+        }
+        for (i, s) in self.segs.iter().enumerate() {
+            if t <= s.t1 {
+                return inner(s, t);
+            }
+            if let Some(next) = self.segs.get(i + 1) {
+                if t < next.t0 {
+                    let f = (t - s.t1) as f64 / (next.t0 - s.t1) as f64;
+                    return s.x1 + f * (next.x0 - s.x1);
+                }
+            }
+        }
+        let last = &self.segs[self.segs.len() - 1];
+        inner(last, last.t1)
+    }
+
+    /// Tick marks, labels and breaks along `y`, with dashed break lines up to `top`.
+    pub fn ticks_svg(&self, o: &mut String, top: f64, y: f64) {
+        let _ = writeln!(
+            o,
+            r#"<line class="axis" x1="{:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}"/>"#,
+            self.segs[0].x0,
+            self.segs[self.segs.len() - 1].x1
+        );
+        for (i, s) in self.segs.iter().enumerate() {
+            let w = s.x1 - s.x0;
+            let dur = s.t1 - s.t0;
+            let step = STEPS_S
+                .iter()
+                .map(|s| s * 1_000_000)
+                .find(|&st| dur as f64 / st as f64 <= (w / 95.0).max(1.0))
+                .unwrap_or(STEPS_S[STEPS_S.len() - 1] * 1_000_000);
+            let mut ticks: Vec<i64> = Vec::new();
+            if dur < step {
+                ticks.push(s.t0);
+            } else {
+                let mut k = s.t0.div_euclid(step) * step;
+                if k < s.t0 {
+                    k += step;
+                }
+                while k <= s.t1 {
+                    ticks.push(k);
+                    k += step;
+                }
+            }
+            // a narrow stretch has one tick, labelled with its date; a wide one gets the date
+            // (or the uptime in days) once, on a second row
+            let narrow = w < 170.0;
+            for &k in &ticks {
+                let x = self.x(k);
+                let label = if narrow && dur < step {
+                    self.short_stretch_label(k)
+                } else {
+                    self.tick_label(k, step)
+                };
+                let _ = writeln!(
+                    o,
+                    r#"<line class="tick" x1="{x:.1}" y1="{y:.1}" x2="{x:.1}" y2="{:.1}"/><text class="tl" x="{x:.1}" y="{:.1}"><title>{}</title>{label}</text>"#,
+                    y + 4.0,
+                    y + 15.0,
+                    self.stretch_label(k)
+                );
+            }
+            if !narrow {
+                let _ = writeln!(
+                    o,
+                    r#"<text class="tl date" x="{:.1}" y="{:.1}">{}</text>"#,
+                    if s.t0 == s.t1 {
+                        inner(s, s.t0)
+                    } else {
+                        s.x0 + 12.0
+                    },
+                    y + 29.0,
+                    self.stretch_label(s.t0)
+                );
+            }
+            if let Some(next) = self.segs.get(i + 1) {
+                let mx = (s.x1 + next.x0) / 2.0;
+                let _ = writeln!(
+                    o,
+                    r#"<g class="brk"><title>{} without events</title><line x1="{mx:.1}" y1="{top:.1}" x2="{mx:.1}" y2="{y:.1}"/><text class="tl end" x="{:.1}" y="{:.1}">≈{}</text></g>"#,
+                    human_span(next.t0 - s.t1),
+                    mx + 2.0,
+                    y + 29.0,
+                    human_span(next.t0 - s.t1)
+                );
+            }
+        }
+    }
+
+    fn tick_label(&self, t: i64, step: i64) -> String {
+        match self.clock {
+            Clock::Wall => {
+                let fmt = if step >= 86_400_000_000 {
+                    "%m-%d"
+                } else if step >= 60_000_000 {
+                    "%H:%M"
+                } else {
+                    "%H:%M:%S"
+                };
+                chrono::DateTime::from_timestamp_micros(t)
+                    .map_or_else(|| t.to_string(), |d| d.format(fmt).to_string())
+            }
+            Clock::Uptime => format!("{} s", t / 1_000_000),
+        }
+    }
+
+    fn short_stretch_label(&self, t: i64) -> String {
+        match self.clock {
+            Clock::Wall => chrono::DateTime::from_timestamp_micros(t)
+                .map_or_else(|| t.to_string(), |d| d.format("%m-%d %H:%M").to_string()),
+            Clock::Uptime => format!("{} s", t / 1_000_000),
+        }
+    }
+
+    fn stretch_label(&self, t: i64) -> String {
+        match self.clock {
+            Clock::Wall => chrono::DateTime::from_timestamp_micros(t).map_or_else(
+                || t.to_string(),
+                |d| d.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
+            ),
+            Clock::Uptime => format!("uptime {}", human_span(t)),
+        }
+    }
+}
+
+fn inner(s: &Seg, t: i64) -> f64 {
+    let (a, b) = (s.x0 + PAD, s.x1 - PAD);
+    if s.t1 == s.t0 {
+        (a + b) / 2.0
+    } else {
+        a + (t - s.t0) as f64 / (s.t1 - s.t0) as f64 * (b - a)
+    }
+}
+
+/// A duration for people: `42 s`, `12 min`, `4.1 h`, `3.0 d`.
+pub fn human_span(us: i64) -> String {
+    let s = us as f64 / 1e6;
+    if s < 120.0 {
+        format!("{s:.0} s")
+    } else if s < 7200.0 {
+        format!("{:.0} min", s / 60.0)
+    } else if s < 172_800.0 {
+        format!("{:.1} h", s / 3600.0)
+    } else {
+        format!("{:.1} d", s / 86400.0)
+    }
+}
+
+/// Wall time of an event in microseconds, parsed back from the report.
+pub fn wall_us(e: &EventJson) -> Option<i64> {
+    e.time
+        .as_deref()
+        .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+        .map(|d| d.timestamp_micros())
+}
+
+/// One panel: the events on one clock.
+struct Panel<'a> {
+    clock: Clock,
+    title: String,
+    events: Vec<(i64, &'a EventJson)>,
+}
+
+/// Events that can be placed on no clock (no wall time, no uptime).
+pub fn untimed(r: &Report) -> Vec<&EventJson> {
+    r.events
+        .iter()
+        .filter(|e| wall_us(e).is_none() && e.uptime_s.is_none())
+        .collect()
+}
+
+fn panels(r: &Report) -> Vec<Panel<'_>> {
+    let mut wall = Vec::new();
+    let mut up: BTreeMap<Option<&str>, Vec<(i64, &EventJson)>> = BTreeMap::new();
+    for e in &r.events {
+        if let Some(t) = wall_us(e) {
+            wall.push((t, e));
+        } else if let Some(u) = e.uptime_s {
+            up.entry(e.host.as_deref())
+                .or_default()
+                .push(((u * 1e6).round() as i64, e));
+        }
+    }
+    let mut out = Vec::new();
+    if !wall.is_empty() {
+        out.push(Panel {
+            clock: Clock::Wall,
+            title: "Wall clock (UTC)".into(),
+            events: wall,
+        });
+    }
+    for (host, events) in up {
+        out.push(Panel {
+            clock: Clock::Uptime,
+            title: format!(
+                "Kernel uptime on {} (no wall time in these lines)",
+                host.unwrap_or("a host not named in the lines")
+            ),
+            events,
+        });
+    }
+    out
+}
+
+/// The layers that marks of the picture use, in the contract's order.
+pub fn layers_drawn(r: &Report) -> BTreeSet<&'static str> {
+    r.events
+        .iter()
+        .filter(|e| wall_us(e).is_some() || e.uptime_s.is_some())
+        .map(|e| e.layer)
+        .collect()
+}
+
+type LaneKey<'a> = (Option<&'a str>, Option<&'a str>);
+
+fn lane_key(e: &EventJson) -> LaneKey<'_> {
+    (e.host.as_deref(), e.gpu.as_deref())
+}
+
+/// Renders every panel: one `<figure>` with its caption and SVG per clock.
+pub fn render(p: &Page, r: &Report) -> String {
+    // the primary fault of each incident, and which of them is the verdict's
+    let mut primaries: BTreeMap<&str, (String, bool)> = BTreeMap::new();
+    let top = super::verdict_incident(r).map(|i| i.id.as_str());
+    for inc in &r.incidents {
+        if let Some(ev) = inc.root_cause.evidence.first() {
+            let is_top = Some(inc.id.as_str()) == top;
+            let label = if is_top {
+                format!("{}: first fault", inc.id)
+            } else {
+                inc.id.clone()
+            };
+            primaries
+                .entry(ev.as_str())
+                .and_modify(|v| v.1 |= is_top)
+                .or_insert((label, is_top));
+        }
+    }
+    let suspects: BTreeSet<(Option<&str>, &str)> = r
+        .gpus
+        .iter()
+        .filter(|g| g.suspect)
+        .map(|g| (g.host.as_deref(), g.bus_id.as_str()))
+        .collect();
+    let mut o = String::new();
+    for (n, panel) in panels(r).iter().enumerate() {
+        panel_svg(p, r, panel, n, &primaries, &suspects, &mut o);
+    }
+    o
+}
+
+fn panel_svg(
+    p: &Page,
+    r: &Report,
+    panel: &Panel,
+    n: usize,
+    primaries: &BTreeMap<&str, (String, bool)>,
+    suspects: &BTreeSet<(Option<&str>, &str)>,
+    o: &mut String,
+) {
+    // lanes: host, then the host's own lane before its GPUs; past MAX_LANES the lanes of primary
+    // faults and suspect GPUs stay, then the first others, and the rest share one last lane
+    let mut keys: BTreeSet<LaneKey> = panel.events.iter().map(|(_, e)| lane_key(e)).collect();
+    let folded = keys.len().saturating_sub(MAX_LANES - 1);
+    let mut lanes: BTreeMap<LaneKey, usize> = BTreeMap::new();
+    if folded > 1 {
+        let mut kept: BTreeSet<LaneKey> = panel
+            .events
+            .iter()
+            .filter(|(_, e)| primaries.contains_key(e.id.as_str()))
+            .map(|(_, e)| lane_key(e))
+            .chain(
+                keys.iter()
+                    .filter(|k| k.1.is_some_and(|g| suspects.contains(&(k.0, g))))
+                    .copied(),
+            )
+            .collect();
+        for k in &keys {
+            if kept.len() >= MAX_LANES - 1 {
+                break;
+            }
+            kept.insert(*k);
+        }
+        keys = kept;
+    }
+    let folded = if folded > 1 {
+        panel
+            .events
+            .iter()
+            .map(|(_, e)| lane_key(e))
+            .filter(|k| !keys.contains(k))
+            .collect::<BTreeSet<_>>()
+            .len()
+    } else {
+        0
+    };
+    for (i, k) in keys.iter().enumerate() {
+        lanes.insert(*k, i);
+    }
+    let lane_count = keys.len() + usize::from(folded > 0);
+    let lane_of = |e: &EventJson| lanes.get(&lane_key(e)).copied().unwrap_or(lane_count - 1);
+    // marks: everything when it fits, else the relevant events, then the first ones
+    let mut drawn: Vec<&(i64, &EventJson)> = panel.events.iter().collect();
+    if drawn.len() > MAX_MARKS {
+        drawn.retain(|(_, e)| e.severity != "info" || primaries.contains_key(e.id.as_str()));
+    }
+    let left_out = drawn.len().saturating_sub(MAX_MARKS);
+    if left_out > 0 {
+        let mut keep: Vec<&(i64, &EventJson)> = drawn
+            .iter()
+            .filter(|(_, e)| primaries.contains_key(e.id.as_str()))
+            .copied()
+            .collect();
+        keep.extend(
+            drawn
+                .iter()
+                .filter(|(_, e)| !primaries.contains_key(e.id.as_str()))
+                .take(MAX_MARKS.saturating_sub(keep.len()))
+                .copied(),
+        );
+        drawn = keep;
+    }
+    let not_drawn = panel.events.len() - drawn.len();
+    let times: Vec<i64> = panel.events.iter().map(|(t, _)| *t).collect();
+    let axis = Axis::new(&times, panel.clock, PLOT_X0, PLOT_X1);
+    let plot_h = lane_count as f64 * LANE_H;
+    let height = TOP + plot_h + AXIS_H;
+    let _ = writeln!(
+        o,
+        r#"<figure class="panel" id="timeline-{n}"><figcaption>{}{}</figcaption>"#,
+        p.t(&panel.title),
+        if not_drawn > 0 {
+            format!(
+                " — {not_drawn} of {} events not drawn (all are in the event table)",
+                panel.events.len()
+            )
+        } else {
+            String::new()
+        }
+    );
+    let _ = writeln!(
+        o,
+        r#"<svg class="tl-svg" viewBox="0 0 {WIDTH:.0} {height:.0}" width="{WIDTH:.0}" height="{height:.0}" role="img" aria-label="{}">"#,
+        p.t(&format!(
+            "{}: {} events on {} lanes",
+            panel.title,
+            panel.events.len(),
+            lane_count
+        ))
+    );
+    // lanes with their labels
+    let mut last_host: Option<Option<&str>> = None;
+    for (k, &i) in &lanes {
+        let y = TOP + i as f64 * LANE_H;
+        let new_host = last_host != Some(k.0);
+        last_host = Some(k.0);
+        let suspect = k.1.is_some_and(|g| suspects.contains(&(k.0, g)));
+        let host = k.0.unwrap_or("(host not named)");
+        let label = match (k.0, k.1) {
+            (_, Some(g)) if new_host => format!("{host}  {g}"),
+            (_, Some(g)) => g.to_string(),
+            (Some(h), None) => format!("{h}  (no GPU)"),
+            (None, None) => host.to_string(),
+        };
+        let _ = writeln!(
+            o,
+            r#"<rect class="lane{}" x="0" y="{y:.1}" width="{PLOT_X1:.0}" height="{LANE_H:.0}"/>{}<text class="ll{}" x="{:.1}" y="{:.1}">{}</text>"#,
+            if i % 2 == 1 { " odd" } else { "" },
+            if new_host && i > 0 {
+                format!(
+                    r#"<line class="hostsep" x1="0" y1="{y:.1}" x2="{PLOT_X1:.0}" y2="{y:.1}"/>"#
+                )
+            } else {
+                String::new()
+            },
+            if suspect { " suspect" } else { "" },
+            PLOT_X0 - 10.0,
+            y + LANE_H - 4.0,
+            p.t(&label)
+        );
+    }
+    if folded > 0 {
+        let y = TOP + (lane_count - 1) as f64 * LANE_H;
+        let _ = writeln!(
+            o,
+            r#"<rect class="lane" x="0" y="{y:.1}" width="{PLOT_X1:.0}" height="{LANE_H:.0}"/><text class="ll" x="{:.1}" y="{:.1}">… {folded} more lanes</text>"#,
+            PLOT_X0 - 10.0,
+            y + LANE_H - 4.0
+        );
+    }
+    // incident windows
+    for inc in &r.incidents {
+        let span: Vec<i64> = panel
+            .events
+            .iter()
+            .filter(|(_, e)| inc.events.contains(&e.id))
+            .map(|(t, _)| *t)
+            .collect();
+        let (Some(&a), Some(&b)) = (span.iter().min(), span.iter().max()) else {
+            continue;
+        };
+        let (xa, xb) = (axis.x(a) - 4.0, axis.x(b) + 4.0);
+        let _ = writeln!(
+            o,
+            r##"<a href="#{id}"><g class="band"><title>{title}</title><rect x="{xa:.1}" y="{:.1}" width="{:.1}" height="{:.1}"/><text x="{xa:.1}" y="{:.1}">{id}</text></g></a>"##,
+            TOP - 14.0,
+            xb - xa,
+            plot_h + 14.0,
+            TOP - 4.0,
+            id = p.t(&inc.id),
+            title = p.t(&format!(
+                "incident {}: {} ({:.2}), {}",
+                inc.id, inc.root_cause.layer, inc.root_cause.confidence, inc.root_cause.summary
+            ))
+        );
+    }
+    axis.ticks_svg(o, TOP, TOP + plot_h + 6.0);
+    // marks, info first so that faults are drawn on top
+    let mut order: Vec<&&(i64, &EventJson)> = drawn.iter().collect();
+    order.sort_by_key(|(_, e)| sev_rank(e.severity));
+    let mut rings = Vec::new();
+    for (t, e) in order.into_iter().map(|x| (x.0, x.1)) {
+        let x = axis.x(t);
+        let y = TOP + lane_of(e) as f64 * LANE_H + LANE_H / 2.0;
+        let mark = shape(e, x, y, &p.t(&hover(e, panel.clock)));
+        let _ = writeln!(o, "{}", p.event_link(&e.id, &mark));
+        if let Some((label, top)) = primaries.get(e.id.as_str()) {
+            rings.push((x, y, label.clone(), *top));
+        }
+    }
+    // rings on the primary faults; only the verdict's is labelled (the bands name the others)
+    for (x, y, label, top) in rings {
+        if !top {
+            let _ = writeln!(o, r#"<circle class="ring" cx="{x:.1}" cy="{y:.1}" r="9"/>"#);
+            continue;
+        }
+        let anchor = if x > PLOT_X1 - 120.0 { "end" } else { "start" };
+        let dx = if anchor == "end" { -12.0 } else { 12.0 };
+        let _ = writeln!(
+            o,
+            r#"<circle class="ring ff" cx="{x:.1}" cy="{y:.1}" r="9"/><text class="ringl ff" x="{:.1}" y="{:.1}" text-anchor="{anchor}">{}</text>"#,
+            x + dx,
+            y - 7.0,
+            p.t(&label)
+        );
+    }
+    let _ = writeln!(o, "</svg></figure>");
+}
+
+fn sev_rank(s: &str) -> u8 {
+    match s {
+        "critical" => 3,
+        "error" => 2,
+        "warning" => 1,
+        _ => 0,
+    }
+}
+
+/// The mark of one event with its hover text (escaped): a diamond for critical, circles
+/// shrinking with severity, hollow for info.
+fn shape(e: &EventJson, x: f64, y: f64, title: &str) -> String {
+    let class = format!("m L-{} S-{}", e.layer, e.severity);
+    match e.severity {
+        "critical" => format!(
+            r#"<path class="{class}" d="M{x:.1} {:.1}L{:.1} {y:.1}L{x:.1} {:.1}L{:.1} {y:.1}Z"><title>{title}</title></path>"#,
+            y - 6.5,
+            x + 6.5,
+            y + 6.5,
+            x - 6.5
+        ),
+        sev => format!(
+            r#"<circle class="{class}" cx="{x:.1}" cy="{y:.1}" r="{}"><title>{title}</title></circle>"#,
+            match sev {
+                "error" => "4.8",
+                "warning" => "3.8",
+                _ => "3",
+            }
+        ),
+    }
+}
+
+/// The hover text of a mark: time, kind, place and the verbatim line.
+fn hover(e: &EventJson, clock: Clock) -> String {
+    let when = match (clock, &e.time, e.uptime_s) {
+        (Clock::Wall, Some(t), _) => format!("{} ({})", t, e.time_quality),
+        (_, _, Some(u)) => format!("uptime {u:.6} s"),
+        _ => "no time".to_string(),
+    };
+    let what = e
+        .code
+        .map_or_else(|| e.kind.clone(), |c| format!("{} {c}", e.kind));
+    let place: Vec<&str> = [e.host.as_deref(), e.gpu.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect();
+    format!(
+        "{} · {when}\n{what} — {} [{}, {}]\n{}{}:{}\n{}",
+        e.id,
+        e.title,
+        e.layer,
+        e.severity,
+        if place.is_empty() {
+            String::new()
+        } else {
+            format!("{} · ", place.join(" "))
+        },
+        e.source.path,
+        e.source.line,
+        e.message
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_quiet_gaps_become_breaks_and_times_stay_in_order() {
+        let h = 3_600_000_000i64;
+        let times = [0, 4 * h, 4 * h + 600_000_000, 4 * h + 1_200_000_000];
+        let a = Axis::new(&times, Clock::Wall, 100.0, 1100.0);
+        assert_eq!(a.segs.len(), 2, "{:?}", a.segs);
+        // the ten minutes of the incident get most of the width
+        assert!(a.segs[1].x1 - a.segs[1].x0 > 800.0, "{:?}", a.segs);
+        let xs: Vec<f64> = times.iter().map(|&t| a.x(t)).collect();
+        assert!(xs.windows(2).all(|w| w[0] < w[1]), "{xs:?}");
+        // a time inside the gap lands inside the break
+        let mid = a.x(2 * h);
+        assert!(mid > a.segs[0].x1 && mid < a.segs[1].x0, "{mid}");
+        // one instant only: one stretch, the mark in its middle
+        let one = Axis::new(&[5], Clock::Uptime, 0.0, 100.0);
+        assert!((one.x(5) - 50.0).abs() < 1e-9);
+    }
+
+    use crate::report::json::{IncidentJson, RootCauseJson, SourceJson, Tool, VerdictJson};
+
+    fn event(n: usize, host: String, sev: &'static str) -> EventJson {
+        EventJson {
+            id: format!("e{n}"),
+            time: Some(crate::report::iso_us(
+                1_773_454_387_000_000 + n as i64 * 1_000_000,
+            )),
+            time_quality: "exact",
+            host: Some(host),
+            source: SourceJson {
+                path: "kern.log".into(),
+                line: n as u64 + 1,
+            },
+            kind: "xid".into(),
+            code: Some(13),
+            gpu: Some("0000:3b:00.0".into()),
+            gpu_uuid: None,
+            rank: None,
+            layer: "application",
+            severity: sev,
+            title: "Graphics engine exception".into(),
+            message: format!("line {n}"),
+            uptime_s: None,
+            details: BTreeMap::new(),
+            also_seen: vec![],
+        }
+    }
+
+    /// 150 hosts with one GPU lane each and 3200 events; the primary fault sits on the last host.
+    fn crowded() -> Report {
+        let mut events: Vec<EventJson> = (0..3200)
+            .map(|n| {
+                let sev = if n % 2 == 0 { "info" } else { "error" };
+                event(n, format!("node-{:03}", n % 150), sev)
+            })
+            .collect();
+        events[3199].host = Some("node-zzz".into());
+        Report {
+            schema: "faultline/report/v1",
+            tool: Tool {
+                name: "faultline",
+                version: "test",
+            },
+            inputs: vec![],
+            incidents: vec![IncidentJson {
+                id: "i1".into(),
+                start: None,
+                end: None,
+                kind: "failure",
+                hosts: vec![],
+                gpus: vec![],
+                ranks: vec![],
+                root_cause: RootCauseJson {
+                    layer: "application",
+                    confidence: 0.5,
+                    summary: "s".into(),
+                    evidence: vec!["e3199".into()],
+                    responsibility: "user".into(),
+                    rule: None,
+                },
+                alternatives: vec![],
+                actions: vec![],
+                events: events.iter().map(|e| e.id.clone()).collect(),
+                consequences: BTreeMap::new(),
+                missing_data: vec![],
+            }],
+            events,
+            verdict: VerdictJson {
+                root_cause_layer: "application",
+                summary: "s".into(),
+            },
+            hosts: vec![],
+            gpus: vec![],
+            job: None,
+            notes: vec![],
+        }
+    }
+
+    #[test]
+    fn crowded_pictures_fold_lanes_and_marks_but_keep_the_first_fault() {
+        let r = crowded();
+        let page = Page {
+            redactor: None,
+            rows: BTreeSet::new(),
+        };
+        let svg = render(&page, &r);
+        assert_eq!(svg.matches("<rect class=\"lane").count(), MAX_LANES);
+        assert!(svg.contains("… 56 more lanes"), "151 lanes, 95 kept");
+        assert!(
+            svg.contains(">node-zzz  0000:3b:00.0</text>"),
+            "the primary's lane stays"
+        );
+        assert!(
+            svg.contains("class=\"ring ff\""),
+            "the first fault is drawn"
+        );
+        // 1600 error marks fit; the 1600 info marks are left out first
+        assert_eq!(svg.matches("class=\"m L-").count(), 1600);
+        assert!(
+            svg.contains("1600 of 3200 events not drawn"),
+            "the caption says so"
+        );
+    }
+
+    #[test]
+    fn spans_read_in_suitable_units() {
+        assert_eq!(human_span(42_000_000), "42 s");
+        assert_eq!(human_span(12 * 60_000_000), "12 min");
+        assert_eq!(human_span(4 * 3_600_000_000 + 360_000_000), "4.1 h");
+        assert_eq!(human_span(3 * 86_400_000_000), "3.0 d");
+    }
+}

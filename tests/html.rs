@@ -1,0 +1,340 @@
+//! The HTML report: self-contained, in agreement with the JSON report, escaped against hostile
+//! lines, deterministic, redactable, and (where Chromium is installed) rendered by a browser.
+
+mod common;
+use common::*;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn html(args: &[&str]) -> String {
+    let mut all = vec!["analyze", "--format", "html"];
+    all.extend_from_slice(args);
+    let (code, out, err) = run(&all);
+    assert!(code == 0 || code == 1, "exit {code}: {err}");
+    out
+}
+
+/// The values of one attribute (`id="…"`, `href="#…"`) in the page.
+fn attr_values(page: &str, prefix: &str) -> Vec<String> {
+    page.match_indices(prefix)
+        .map(|(i, _)| {
+            let rest = &page[i + prefix.len()..];
+            rest[..rest.find('"').expect("closing quote")].to_string()
+        })
+        .collect()
+}
+
+/// The text a report value becomes on the page.
+fn esc(s: &str) -> String {
+    faultline::report::html::escape(s)
+}
+
+#[test]
+fn page_is_self_contained_and_its_links_resolve() {
+    let page = html(&["corpus/multi-host-gpu-lost/"]);
+    assert!(page.starts_with("<!DOCTYPE html>\n<html lang=\"en\">"));
+    assert!(page.trim_end().ends_with("</html>"));
+    assert!(page.contains("Content-Security-Policy\" content=\"default-src 'none'"));
+    let lower = page.to_ascii_lowercase();
+    for banned in [
+        "<script", "<link", "<iframe", "<img", "src=", "url(", "@import", "http://", "https://",
+    ] {
+        assert!(
+            !lower.contains(banned),
+            "the page must load nothing: found {banned}"
+        );
+    }
+    // every in-page link has its target
+    let ids: BTreeSet<String> = attr_values(&page, " id=\"").into_iter().collect();
+    let links = attr_values(&page, "href=\"#");
+    assert!(links.len() > 100, "marks, evidence and table link to rows");
+    for l in &links {
+        assert!(ids.contains(l), "link #{l} has no target");
+    }
+    for section in [
+        "verdict",
+        "impact",
+        "timeline",
+        "incidents",
+        "gpus",
+        "job",
+        "events",
+        "inputs",
+        "attach",
+    ] {
+        assert!(ids.contains(section), "section {section} missing");
+    }
+    // the picture: one lane per host/GPU of the 8 hosts × 8 GPUs, a legend, the first fault
+    assert!(page.contains("<svg class=\"tl-svg\""));
+    assert!(page.contains("class=\"legend\""));
+    assert_eq!(
+        page.matches("<rect class=\"lane").count(),
+        65,
+        "64 GPU lanes and one host lane"
+    );
+    assert!(page.contains("i1: first fault"));
+    assert!(
+        page.contains("class=\"ll suspect\""),
+        "the suspect GPU's lane is marked"
+    );
+}
+
+#[test]
+fn page_agrees_with_the_json_report() {
+    for case in [
+        "corpus/multi-host-gpu-lost/",
+        "corpus/bug-report-a100/",
+        "corpus/job-desync/",
+    ] {
+        let page = html(&[case]);
+        let r = analyze_json(&[case]);
+        let layer = r["verdict"]["root_cause_layer"].as_str().unwrap();
+        let summary = r["verdict"]["summary"].as_str().unwrap();
+        let verdict_line = page
+            .lines()
+            .find(|l| l.contains("id=\"verdict\""))
+            .expect("verdict line");
+        assert!(
+            verdict_line.contains(&format!("B-{layer}")),
+            "{case}: {verdict_line}"
+        );
+        assert!(
+            verdict_line.contains(&esc(summary)),
+            "{case}: {verdict_line}"
+        );
+        let ids: BTreeSet<String> = attr_values(&page, " id=\"").into_iter().collect();
+        let events = r["events"].as_array().unwrap();
+        for inc in r["incidents"].as_array().unwrap() {
+            let id = inc["id"].as_str().unwrap();
+            assert!(ids.contains(id), "{case}: incident {id} has no section");
+            assert!(page.contains(&esc(inc["root_cause"]["summary"].as_str().unwrap())));
+            for a in inc["actions"].as_array().unwrap() {
+                assert!(
+                    page.contains(&esc(a.as_str().unwrap())),
+                    "{case}: action {a}"
+                );
+            }
+            for ev in inc["root_cause"]["evidence"].as_array().unwrap() {
+                let ev = ev.as_str().unwrap();
+                assert!(ids.contains(ev), "{case}: evidence {ev} has no row");
+                let e = events.iter().find(|e| e["id"] == ev).unwrap();
+                let cite = format!(
+                    "{}:{}</a>: {}",
+                    esc(e["source"]["path"].as_str().unwrap()),
+                    e["source"]["line"],
+                    esc(e["message"].as_str().unwrap())
+                );
+                assert!(page.contains(&cite), "{case}: evidence line {cite}");
+            }
+        }
+        // every event with a time or an uptime is a mark of the picture, the others are listed
+        let timed = events
+            .iter()
+            .filter(|e| !e["time"].is_null() || !e["uptime_s"].is_null())
+            .count();
+        assert_eq!(page.matches("<title>e").count(), timed, "{case}: marks");
+        let untimed = events.len() - timed;
+        assert_eq!(
+            page.contains("Events without a time"),
+            untimed > 0,
+            "{case}"
+        );
+    }
+}
+
+#[test]
+fn hostile_lines_cannot_inject_markup() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = dir.path().join("node-a");
+    std::fs::create_dir(&host).unwrap();
+    let lines = [
+        "Mar 14 02:13:05 node-a kernel: [1795950.100000] NVRM: Xid (PCI:0000:3b:00): 13, pid=4242, name=<script>alert(1)</script>, Graphics Exception: ESR 0x504648=0x2000 \"><img src=x onerror=alert(2)>",
+        "Mar 14 02:13:07 node-a kernel: [1795955.589904] NVRM: Xid (PCI:0000:3b:00): 79, pid='</title></svg><svg onload=alert(3)>', name=\u{1b}[31mpy\u{202e}txt.exe, GPU has fallen off the bus.",
+    ];
+    std::fs::write(host.join("kern<i>x&y.log"), lines.join("\n") + "\n").unwrap();
+    let page = html(&[dir.path().to_str().unwrap()]);
+    for raw in [
+        "<script",
+        "<img",
+        "<svg onload",
+        "</title></svg>",
+        "<i>x",
+        "\u{1b}",
+        "\u{202e}",
+    ] {
+        assert!(!page.contains(raw), "raw {raw:?} reached the page");
+    }
+    assert!(page.contains("name=&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(page.contains("&quot;&gt;&lt;img src=x onerror=alert(2)&gt;"));
+    assert!(
+        page.contains("kern&lt;i&gt;x&amp;y.log"),
+        "paths are escaped too"
+    );
+    assert!(
+        page.contains("\u{241b}[31mpy⟨U+202E⟩txt.exe"),
+        "controls are shown, not obeyed"
+    );
+    // the hostile text sits inside the hover titles of the marks and the evidence block
+    let svg =
+        &page[page.find("<svg class=\"tl-svg\"").unwrap()..page.find("</svg></figure>").unwrap()];
+    assert!(svg.contains("&lt;/title&gt;&lt;/svg&gt;&lt;svg onload=alert(3)&gt;"));
+    assert_eq!(
+        page.matches("<svg").count(),
+        1,
+        "one picture, nothing injected"
+    );
+    assert_eq!(page.matches("</svg>").count(), 1);
+}
+
+#[test]
+fn output_is_byte_identical_and_holds_no_time_of_its_own() {
+    let a = html(&["--jobs", "1", "corpus/multi-host-gpu-lost/"]);
+    let b = html(&["corpus/multi-host-gpu-lost/"]);
+    assert_eq!(a, b, "two runs differ");
+    let json = analyze_json(&["corpus/multi-host-gpu-lost/"]).to_string();
+    let today = chrono::Utc::now().format("%Y-%m-%d").to_string();
+    assert!(
+        !a.contains(&today) || json.contains(&today),
+        "the page holds today's date and the inputs do not"
+    );
+}
+
+#[test]
+fn redacted_page_keeps_its_markup() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = dir.path().join("gpu-node-17");
+    std::fs::create_dir(&host).unwrap();
+    std::fs::write(
+        host.join("kern.log"),
+        "Mar 14 02:13:07 gpu-node-17 kernel: [1795955.589904] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python token=hunter2, GPU has fallen off the bus.\n\
+         Mar 14 02:13:08 gpu-node-17 kernel: [1795956.000000] mlx5_core 0000:5c:00.0 ens1f0np0: Link down peer 10.20.30.40\n",
+    )
+    .unwrap();
+    let plain = html(&[dir.path().to_str().unwrap()]);
+    let page = html(&["--redact", dir.path().to_str().unwrap()]);
+    for secret in ["gpu-node-17", "hunter2", "10.20.30.40"] {
+        assert!(plain.contains(secret), "{secret} is in the unredacted page");
+        assert!(!page.contains(secret), "{secret} survived --redact");
+    }
+    assert!(
+        page.contains("token=&lt;redacted&gt;"),
+        "the marker is text, not a tag"
+    );
+    // the structure is the same: the same tags in the same order
+    let tags = |p: &str| -> Vec<String> {
+        p.split('<')
+            .skip(1)
+            .map(|t| t.split([' ', '>']).next().unwrap_or("").to_string())
+            .collect()
+    };
+    assert_eq!(tags(&plain), tags(&page));
+}
+
+/// Runs a command with a deadline; returns its stdout, or None when it failed or hung.
+fn run_with_deadline(cmd: &mut Command, limit: Duration) -> Option<String> {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let mut out = child.stdout.take()?;
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut out, &mut s).map(|_| s)
+    });
+    let start = Instant::now();
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            let text = reader.join().ok()?.ok()?;
+            return status.success().then_some(text);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn chromium_renders_the_timeline_and_the_verdict() {
+    let chromium = Path::new("/usr/bin/chromium");
+    if !chromium.exists() {
+        eprintln!(
+            "skipped: /usr/bin/chromium is absent (apt-get install chromium to run this test)"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("report.html");
+    let (code, _, err) = run(&[
+        "analyze",
+        "--format",
+        "html",
+        "-o",
+        file.to_str().unwrap(),
+        "corpus/multi-host-gpu-lost/",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let profile = dir.path().join("profile");
+    let dom = run_with_deadline(
+        Command::new(chromium).args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            &format!("--user-data-dir={}", profile.display()),
+            "--dump-dom",
+            &format!("file://{}", file.display()),
+        ]),
+        Duration::from_secs(120),
+    )
+    .expect("chromium --dump-dom ran");
+    let r = analyze_json(&["corpus/multi-host-gpu-lost/"]);
+    // the browser's DOM holds the verdict, the picture with every mark, and every incident
+    let verdict = dom
+        .split("id=\"verdict\"")
+        .nth(1)
+        .expect("the verdict element is in the DOM");
+    assert!(verdict.contains(&esc(r["verdict"]["summary"].as_str().unwrap())));
+    let svg_start = dom
+        .find("<svg class=\"tl-svg\"")
+        .expect("timeline SVG in the DOM");
+    let svg = &dom[svg_start..svg_start + dom[svg_start..].find("</svg>").unwrap()];
+    let timed = r["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| !e["time"].is_null() || !e["uptime_s"].is_null())
+        .count();
+    assert_eq!(
+        svg.matches("class=\"m L-").count(),
+        timed,
+        "every mark parsed into the SVG"
+    );
+    assert!(
+        svg.contains("class=\"ring ff\""),
+        "the first fault is ringed"
+    );
+    assert_eq!(
+        dom.matches("<article class=\"incident").count(),
+        r["incidents"].as_array().unwrap().len()
+    );
+    assert!(
+        dom.contains("id=\"attach\""),
+        "the page was parsed to its end"
+    );
+}
+
+#[test]
+fn snapshot_of_one_report() {
+    let page = html(&["corpus/xid79-aer-dmesg/"]);
+    insta::assert_snapshot!("html_xid79_aer_dmesg", page);
+}
