@@ -272,3 +272,28 @@ fn thresholds_come_from_the_rules_and_can_be_overridden() {
     // the thermal state alone is still a finding
     assert_eq!(r["verdict"]["root_cause_layer"], "thermal_power");
 }
+
+#[test]
+fn html_draws_the_curve_with_the_slow_phase_shaded() {
+    let (code, html, err) = run(&[
+        "analyze",
+        "--format",
+        "html",
+        "corpus/slowdown-nfs-dataloader-stall",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let svg_start = html.find(r#"<svg class="curve""#).expect("curve chart");
+    let svg = &html[svg_start..svg_start + html[svg_start..].find("</svg>").unwrap()];
+    assert!(svg.contains(r#"<rect class="slow""#));
+    assert!(
+        svg.contains("before 410") && svg.contains("slow 741"),
+        "{svg}"
+    );
+    // one point per curve value, each with its time and value on hover
+    let r = analyze_json(&["corpus/slowdown-nfs-dataloader-stall"]);
+    let points = r["incidents"][0]["slowdown"]["curve"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(svg.matches(r#"<circle class="pt""#).count(), points);
+}

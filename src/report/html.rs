@@ -10,6 +10,7 @@
 //! Incidents are rendered by [`incident`]; a slowdown incident's throughput section would be
 //! one more block there, drawn on a [`timeline::Axis`] like the timeline.
 
+mod curve;
 mod postmortem;
 mod timeline;
 
@@ -167,6 +168,7 @@ svg.tl-svg{display:block;max-width:100%;height:auto;font-family:system-ui,sans-s
 .m:hover{stroke-width:2}\
 footer{color:#666;font-size:12px;margin-top:30px}\n",
     );
+    c.push_str(curve::CSS);
     for (l, col, fg, _) in LAYERS {
         let _ = writeln!(
             c,
@@ -375,6 +377,9 @@ fn incident(
         let _ = writeln!(o, "<dt>{k}</dt><dd>{}</dd>", p.t(&v));
     }
     let _ = writeln!(o, "</dl>");
+    if let Some(sd) = &inc.slowdown {
+        curve::section(&|s: &str| p.t(s), sd, o);
+    }
     postmortem::chain(p, r, inc, events, o);
     let _ = writeln!(o, "<h4>Evidence (verbatim, path:line)</h4>\n<pre>");
     for id in &rc.evidence {

@@ -711,6 +711,7 @@ mod tests {
                 events: events.iter().map(|e| e.id.clone()).collect(),
                 consequences: BTreeMap::new(),
                 missing_data: vec![],
+                slowdown: None,
             }],
             events,
             verdict: VerdictJson {
