@@ -297,3 +297,19 @@ fn html_draws_the_curve_with_the_slow_phase_shaded() {
         .len();
     assert_eq!(svg.matches(r#"<circle class="pt""#).count(), points);
 }
+
+#[test]
+fn endless_progress_output_is_thinned_not_lost() {
+    // 250 000 Megatron lines (more than the per-input cap of samples), slow for the last 28 %
+    let d = tempfile::tempdir().unwrap();
+    let mut ms = steady(180_000, 900.0);
+    ms.extend(steady(70_000, 1400.0));
+    let p = write(d.path(), "node-a/train.log", &megatron(&ms));
+    let r = analyze_json(&[&p]);
+    assert_eq!(r["inputs"][0]["lines"], 250_000);
+    let s = slowdowns(&r);
+    assert_eq!(s.len(), 1, "{:#}", r["incidents"]);
+    let it = s[0]["slowdown"]["start_iteration"].as_i64().unwrap();
+    // thinned samples place the start within a few strides of iteration 3 600 020
+    assert!((it - 3_600_020).abs() <= 20 * 64, "{it}");
+}

@@ -159,8 +159,35 @@ impl ScanOutput {
         for (a, b) in self.shapes.iter_mut().zip(p.shapes) {
             *a += b;
         }
+        self.thin_progress();
+    }
+
+    /// Keeps memory bounded on endless progress output: past [`MAX_PROGRESS_SAMPLES`] trainer
+    /// progress samples, every other one is dropped (repeatedly, so at most the cap remain, spread
+    /// evenly over the input and always keeping the last); the series keep their shape.
+    pub fn thin_progress(&mut self) {
+        let count = self
+            .events
+            .iter()
+            .filter(|e| e.draft.kind == "progress")
+            .count();
+        if count <= MAX_PROGRESS_SAMPLES {
+            return;
+        }
+        let stride = count.div_ceil(MAX_PROGRESS_SAMPLES).next_power_of_two();
+        let mut ordinal = 0usize;
+        self.events.retain(|e| {
+            if e.draft.kind != "progress" {
+                return true;
+            }
+            ordinal += 1;
+            ordinal % stride == 0 || ordinal == count
+        });
     }
 }
+
+/// The most trainer progress samples kept per input (see [`ScanOutput::thin_progress`]).
+pub const MAX_PROGRESS_SAMPLES: usize = 100_000;
 
 /// Scans `buf[start..end]` (newline aligned); line numbers are relative to `start`.
 pub fn scan_chunk(buf: &[u8], start: usize, end: usize, set: &RecognizerSet) -> ScanOutput {
@@ -219,6 +246,7 @@ pub fn scan_chunk(buf: &[u8], start: usize, end: usize, set: &RecognizerSet) -> 
     }
     // event lines whose prefix was not understood still count as recognized
     out.recognized = (out.recognized + event_lines).min(out.lines);
+    out.thin_progress();
     out
 }
 
@@ -360,14 +388,19 @@ fn candidate(
         message.push_str(&String::from_utf8_lossy(cut));
     }
     let had_prefix = head.prefix.is_some();
-    for d in drafts {
+    for mut d in drafts {
+        // one update of a progress bar glued into a long line: its own text is the evidence
+        let (message, body) = match d.attrs.remove("text") {
+            Some(t) => (t, String::new()),
+            None => (message.clone(), body.chars().take(MAX_MESSAGE_BYTES).collect()),
+        };
         let loc = Located {
             line: head_line_no,
             stamp: d.stamp.unwrap_or(stamp),
             borrowed: d.stamp.is_none() && borrowed,
             host: d.host.clone().or_else(|| host.clone()),
-            message: message.clone(),
-            body: body.chars().take(MAX_MESSAGE_BYTES).collect(),
+            message,
+            body,
             draft: d,
         };
         if loc.draft.attach_to.is_some() {
