@@ -392,7 +392,10 @@ fn candidate(
         // one update of a progress bar glued into a long line: its own text is the evidence
         let (message, body) = match d.attrs.remove("text") {
             Some(t) => (t, String::new()),
-            None => (message.clone(), body.chars().take(MAX_MESSAGE_BYTES).collect()),
+            None => (
+                message.clone(),
+                body.chars().take(MAX_MESSAGE_BYTES).collect(),
+            ),
         };
         let loc = Located {
             line: head_line_no,
