@@ -327,6 +327,14 @@ impl RecognizerSet {
         self.compiled.is_empty()
     }
 
+    /// True when recognizer `idx` reads the lines around a record (its parser needs them).
+    pub fn needs_context(&self, idx: usize) -> bool {
+        matches!(
+            self.compiled[idx].def.parser.as_deref(),
+            Some("aer" | "torchrun_failure")
+        )
+    }
+
     /// The recognizers owning automaton pattern `p`.
     pub fn owners(&self, p: usize) -> &[usize] {
         &self.anchor_owners[p]

@@ -51,6 +51,12 @@ pub struct ScanOutput {
     pub long_lines: u64,
     /// Count of lines per prefix shape (for format detection and reporting).
     pub shapes: [u64; 16],
+    /// Progress samples met while scanning, kept or not.
+    progress_seen: u64,
+    /// One progress sample in this many is kept (a power of two).
+    progress_stride: u64,
+    /// Progress samples kept.
+    progress_kept: usize,
 }
 
 /// Undoes rsyslog/kmsg escapes of newlines and cuts overly long text.
@@ -131,9 +137,15 @@ pub fn scan_buffer(buf: &[u8], set: &RecognizerSet, parallel: bool) -> ScanOutpu
     if *bounds.last().unwrap_or(&0) < buf.len() {
         bounds.push(buf.len());
     }
+    // each chunk keeps its share of the progress samples, so the parts held at once stay bounded
+    let share = (MAX_PROGRESS_SAMPLES / bounds.len().max(1)).max(500);
     let parts: Vec<ScanOutput> = bounds
         .par_windows(2)
-        .map(|w| scan_chunk(buf, w[0], w[1], set))
+        .map(|w| {
+            let mut part = scan_chunk(buf, w[0], w[1], set);
+            part.thin_progress_to(share);
+            part
+        })
         .collect();
     let mut out = ScanOutput::default();
     for p in parts {
@@ -166,15 +178,53 @@ impl ScanOutput {
     /// progress samples, every other one is dropped (repeatedly, so at most the cap remain, spread
     /// evenly over the input and always keeping the last); the series keep their shape.
     pub fn thin_progress(&mut self) {
+        self.thin_progress_to(MAX_PROGRESS_SAMPLES);
+    }
+
+    /// Whether the next progress sample is kept: one in `progress_stride`; when more than
+    /// [`CHUNK_PROGRESS_SAMPLES`] are kept, every other kept one goes and the stride doubles, so
+    /// the kept samples stay evenly spread over the text scanned so far.
+    pub fn admit_progress(&mut self) -> bool {
+        let stride = self.progress_stride.max(1);
+        let keep = self.progress_seen % stride == 0;
+        self.progress_seen += 1;
+        if !keep {
+            return false;
+        }
+        if self.progress_kept + 1 > CHUNK_PROGRESS_SAMPLES {
+            let mut ordinal = 0usize;
+            self.events.retain(|e| {
+                if e.draft.kind != "progress" {
+                    return true;
+                }
+                ordinal += 1;
+                ordinal % 2 == 1
+            });
+            self.progress_kept = ordinal.div_ceil(2);
+            self.progress_stride = stride * 2;
+            self.events.shrink_to_fit();
+            // the sample at hand was admitted under the old stride: keep it only if the new one does
+            let keep_now = (self.progress_seen - 1) % self.progress_stride == 0;
+            if keep_now {
+                self.progress_kept += 1;
+            }
+            return keep_now;
+        }
+        self.progress_kept += 1;
+        true
+    }
+
+    /// Thins the progress samples to at most `cap` (see [`ScanOutput::thin_progress`]).
+    pub fn thin_progress_to(&mut self, cap: usize) {
         let count = self
             .events
             .iter()
             .filter(|e| e.draft.kind == "progress")
             .count();
-        if count <= MAX_PROGRESS_SAMPLES {
+        if count <= cap.max(1) {
             return;
         }
-        let stride = count.div_ceil(MAX_PROGRESS_SAMPLES).next_power_of_two();
+        let stride = count.div_ceil(cap.max(1)).next_power_of_two();
         let mut ordinal = 0usize;
         self.events.retain(|e| {
             if e.draft.kind != "progress" {
@@ -183,11 +233,15 @@ impl ScanOutput {
             ordinal += 1;
             ordinal % stride == 0 || ordinal == count
         });
+        self.events.shrink_to_fit();
     }
 }
 
+/// Progress samples one chunk holds at most while scanning (see [`ScanOutput::admit_progress`]).
+const CHUNK_PROGRESS_SAMPLES: usize = 8192;
+
 /// The most trainer progress samples kept per input (see [`ScanOutput::thin_progress`]).
-pub const MAX_PROGRESS_SAMPLES: usize = 100_000;
+pub const MAX_PROGRESS_SAMPLES: usize = 20_000;
 
 /// Scans `buf[start..end]` (newline aligned); line numbers are relative to `start`.
 pub fn scan_chunk(buf: &[u8], start: usize, end: usize, set: &RecognizerSet) -> ScanOutput {
@@ -301,29 +355,6 @@ fn candidate(
         body.push_str(String::from_utf8_lossy(p).trim_start());
     }
     let body = normalize_body(&body);
-    let mut preceding = Vec::new();
-    let mut s = head_start;
-    for _ in 0..8 {
-        let Some((ps, pe)) = prev_line(buf, s) else {
-            break;
-        };
-        preceding.insert(
-            0,
-            lossy(trim_cr(&buf[ps..pe][..(pe - ps).min(MAX_MESSAGE_BYTES)])),
-        );
-        s = ps;
-    }
-    let mut following = Vec::new();
-    let mut e2 = e;
-    for _ in 0..8 {
-        let Some((ns, ne)) = next_line(buf, e2) else {
-            break;
-        };
-        following.push(lossy(trim_cr(
-            &buf[ns..ne][..(ne - ns).min(MAX_MESSAGE_BYTES)],
-        )));
-        e2 = ne;
-    }
     let mut full = String::new();
     for (i, p) in parts.iter().enumerate() {
         if i > 0 {
@@ -333,14 +364,6 @@ fn candidate(
             &p[..p.len().min(MAX_RECORD_BYTES)],
         ));
     }
-    let rec = Record {
-        full: &full,
-        body: &body,
-        preceding: &preceding,
-        following: &following,
-        rank: head.rank,
-    };
-    let mut drafts = Vec::new();
     // anchors may overlap ("Killed" inside "Killed process"): collect every owner on this record
     let mut sorted: Vec<usize> = Vec::new();
     for m in set.automaton.find_overlapping_iter(full.as_str()) {
@@ -351,6 +374,19 @@ fn candidate(
         }
     }
     sorted.sort_unstable();
+    // the lines around the record, only for the few parsers that read them
+    let (mut preceding, mut following) = (Vec::new(), Vec::new());
+    if sorted.iter().any(|&o| set.needs_context(o)) {
+        (preceding, following) = context(buf, head_start, e);
+    }
+    let rec = Record {
+        full: &full,
+        body: &body,
+        preceding: &preceding,
+        following: &following,
+        rank: head.rank,
+    };
+    let mut drafts = Vec::new();
     for o in sorted {
         set.apply(o, &rec, &mut drafts);
     }
@@ -408,11 +444,39 @@ fn candidate(
         };
         if loc.draft.attach_to.is_some() {
             out.attachments.push(loc);
-        } else {
+        } else if loc.draft.kind != "progress" || out.admit_progress() {
             out.events.push(loc);
         }
     }
     (!had_prefix, e)
+}
+
+/// Up to 8 lines before the record starting at `head_start` and 8 after the record ending at `e`.
+fn context(buf: &[u8], head_start: usize, e: usize) -> (Vec<String>, Vec<String>) {
+    let mut preceding = Vec::new();
+    let mut s = head_start;
+    for _ in 0..8 {
+        let Some((ps, pe)) = prev_line(buf, s) else {
+            break;
+        };
+        preceding.insert(
+            0,
+            lossy(trim_cr(&buf[ps..pe][..(pe - ps).min(MAX_MESSAGE_BYTES)])),
+        );
+        s = ps;
+    }
+    let mut following = Vec::new();
+    let mut e2 = e;
+    for _ in 0..8 {
+        let Some((ns, ne)) = next_line(buf, e2) else {
+            break;
+        };
+        following.push(lossy(trim_cr(
+            &buf[ns..ne][..(ne - ns).min(MAX_MESSAGE_BYTES)],
+        )));
+        e2 = ne;
+    }
+    (preceding, following)
 }
 
 /// Finds the nearest line with a time: up to 256 lines back, then up to 256 lines forward.
