@@ -426,7 +426,12 @@ fn candidate(
     let had_prefix = head.prefix.is_some();
     for mut d in drafts {
         // one update of a progress bar glued into a long line: its own text is the evidence
-        let (message, body) = match d.attrs.remove("text") {
+        let segment_text = if d.attrs.contains_key("segment") {
+            d.attrs.remove("text")
+        } else {
+            None
+        };
+        let (message, body) = match segment_text {
             Some(t) => (t, String::new()),
             None => (
                 message.clone(),
