@@ -5,6 +5,7 @@
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod postmortem;
 pub mod redact;
 pub mod text;
 

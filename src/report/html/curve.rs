@@ -1,7 +1,8 @@
 //! The throughput curve of a slowdown incident: one SVG line chart of the trainer's own figure
 //! (step time or throughput) with the slow phase shaded and the two levels drawn as dashed lines.
 
-use super::{escape, pretty};
+use super::escape;
+use crate::report::postmortem::pretty;
 use crate::report::json::SlowdownJson;
 use std::fmt::Write;
 

@@ -8,6 +8,7 @@
 //! with [`Axis::x`] and [`Axis::ticks_svg`].
 
 use super::Page;
+use crate::report::postmortem::human_span;
 use crate::report::json::{EventJson, Report};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -245,20 +246,6 @@ fn inner(s: &Seg, t: i64) -> f64 {
     }
 }
 
-/// A duration for people: `42 s`, `12 min`, `4.1 h`, `3.0 d`.
-pub fn human_span(us: i64) -> String {
-    let s = us as f64 / 1e6;
-    if s < 120.0 {
-        format!("{s:.0} s")
-    } else if s < 7200.0 {
-        format!("{:.0} min", s / 60.0)
-    } else if s < 172_800.0 {
-        format!("{:.1} h", s / 3600.0)
-    } else {
-        format!("{:.1} d", s / 86400.0)
-    }
-}
-
 /// Wall time of an event in microseconds, parsed back from the report.
 pub fn wall_us(e: &EventJson) -> Option<i64> {
     e.time
@@ -333,22 +320,17 @@ fn lane_key(e: &EventJson) -> LaneKey<'_> {
 /// Renders every panel: one `<figure>` with its caption and SVG per clock.
 pub fn render(p: &Page, r: &Report) -> String {
     // the primary fault of each incident, and which of them is the verdict's
-    let mut primaries: BTreeMap<&str, (String, bool)> = BTreeMap::new();
-    let top = super::verdict_incident(r).map(|i| i.id.as_str());
-    for inc in &r.incidents {
-        if let Some(ev) = inc.root_cause.evidence.first() {
-            let is_top = Some(inc.id.as_str()) == top;
-            let label = if is_top {
-                format!("{}: first fault", inc.id)
+    let primaries: BTreeMap<&str, (String, bool)> = crate::report::postmortem::primaries(r)
+        .into_iter()
+        .map(|(ev, (inc, top))| {
+            let label = if top {
+                format!("{inc}: first fault")
             } else {
-                inc.id.clone()
+                inc.to_string()
             };
-            primaries
-                .entry(ev.as_str())
-                .and_modify(|v| v.1 |= is_top)
-                .or_insert((label, is_top));
-        }
-    }
+            (ev, (label, top))
+        })
+        .collect();
     let suspects: BTreeSet<(Option<&str>, &str)> = r
         .gpus
         .iter()
@@ -749,13 +731,5 @@ mod tests {
             svg.contains("1600 of 3200 events not drawn"),
             "the caption says so"
         );
-    }
-
-    #[test]
-    fn spans_read_in_suitable_units() {
-        assert_eq!(human_span(42_000_000), "42 s");
-        assert_eq!(human_span(12 * 60_000_000), "12 min");
-        assert_eq!(human_span(4 * 3_600_000_000 + 360_000_000), "4.1 h");
-        assert_eq!(human_span(3 * 86_400_000_000), "3.0 d");
     }
 }
