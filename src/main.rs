@@ -229,7 +229,7 @@ fn run_analyze(a: AnalyzeArgs, timeline_only: bool) -> ExitCode {
             s.push('\n');
             s
         }
-        (OutFormat::Markdown, _) => report::markdown::render(&rep),
+        (OutFormat::Markdown, _) => report::markdown::render(&rep, &knowledge.catalog),
         (OutFormat::Html, _) => report::html::render(&rep, &knowledge.catalog, redactor.as_ref()),
         (OutFormat::Text, true) => report::text::render_timeline(&rep),
         (OutFormat::Text, false) => report::text::render(&rep),

@@ -151,7 +151,11 @@ footer{color:#666;font-size:12px;margin-top:30px}\n",
 pub fn render(r: &Report, catalog: &Catalog, redactor: Option<&Redactor>) -> String {
     let p = Page {
         redactor,
-        rows: pm::table_rows(r, MAX_TABLE_ROWS).0.iter().map(|e| e.id.as_str()).collect(),
+        rows: pm::table_rows(r, MAX_TABLE_ROWS)
+            .0
+            .iter()
+            .map(|e| e.id.as_str())
+            .collect(),
     };
     let events = pm::index(r);
     let mut o = String::new();

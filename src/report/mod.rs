@@ -2,6 +2,8 @@
 //! post-mortem and a self-contained HTML post-mortem, all built from one [`json::Report`] value
 //! so that they agree.
 
+#[cfg(test)]
+mod fixture;
 pub mod html;
 pub mod json;
 pub mod markdown;

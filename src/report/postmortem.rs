@@ -6,13 +6,17 @@
 //!
 //! Nothing here writes markup: each renderer escapes and decorates the values itself.
 
+mod attach;
 pub mod gpus;
+mod job;
 
 use super::json::{EventJson, IncidentJson, Report};
 use crate::catalog::Catalog;
 use std::collections::{BTreeMap, BTreeSet};
 
+pub use attach::{attach, Attach};
 pub use gpus::{suspects, Criterion, Suspect};
+pub use job::{job, JobFacts};
 
 /// A comma list, or `-`.
 pub fn list(v: &[String]) -> String {
@@ -156,10 +160,9 @@ pub fn window(inc: &IncidentJson, events: &BTreeMap<&str, &EventJson>) -> String
                 chrono::DateTime::parse_from_rfc3339(a),
                 chrono::DateTime::parse_from_rfc3339(b),
             ) {
-                (Ok(x), Ok(y)) => format!(
-                    " ({})",
-                    human_span((y - x).num_microseconds().unwrap_or(0))
-                ),
+                (Ok(x), Ok(y)) => {
+                    format!(" ({})", human_span((y - x).num_microseconds().unwrap_or(0)))
+                }
                 _ => String::new(),
             };
             if a == b {
@@ -197,7 +200,8 @@ pub fn rule(inc: &IncidentJson) -> String {
         .unwrap_or_else(|| "none fitted: the most severe event decides".into())
 }
 
-fn union<'a>(it: impl Iterator<Item = &'a String>) -> Vec<String> {
+/// The distinct values, sorted.
+pub(crate) fn union<'a>(it: impl Iterator<Item = &'a String>) -> Vec<String> {
     it.cloned().collect::<BTreeSet<_>>().into_iter().collect()
 }
 
@@ -365,7 +369,10 @@ pub fn chain<'a>(
             Followed {
                 kind,
                 count,
-                span: of_kind.first().zip(of_kind.last()).map(|(a, b)| (when(a), when(b))),
+                span: of_kind
+                    .first()
+                    .zip(of_kind.last())
+                    .map(|(a, b)| (when(a), when(b))),
                 hosts: hosts.len(),
             }
         })
@@ -374,20 +381,32 @@ pub fn chain<'a>(
 }
 
 /// NVIDIA's resolution bucket (immediate and investigatory action) of each Xid in an incident's
-/// evidence, once per code: `Xid 79 (GPU_FALLEN_OFF_BUS): immediate RESTART_BM, then …`.
+/// evidence, once per code: `Xid 79 (GPU_FALLEN_OFF_BUS): immediate RESTART_BM, then …`. An Xid
+/// line that the evidence cites through an event read from it (`fell_off_bus 79` is read from the
+/// line of `xid 79`) counts as evidence.
 pub fn resolution(
     inc: &IncidentJson,
     events: &BTreeMap<&str, &EventJson>,
     catalog: &Catalog,
 ) -> Vec<String> {
-    let mut seen = BTreeSet::new();
-    let mut out = Vec::new();
-    for e in inc
+    let evidence: Vec<&EventJson> = inc
         .root_cause
         .evidence
         .iter()
-        .filter_map(|id| events.get(id.as_str()))
-    {
+        .filter_map(|id| events.get(id.as_str()).copied())
+        .collect();
+    let cited: BTreeSet<(&str, u64)> = evidence
+        .iter()
+        .map(|e| (e.source.path.as_str(), e.source.line))
+        .collect();
+    let same_line = inc
+        .events
+        .iter()
+        .filter_map(|id| events.get(id.as_str()).copied())
+        .filter(|e| e.kind == "xid" && cited.contains(&(e.source.path.as_str(), e.source.line)));
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for e in evidence.iter().copied().chain(same_line) {
         let Some(code) = e.code.filter(|_| e.kind == "xid") else {
             continue;
         };
@@ -450,140 +469,24 @@ pub fn table_rows(r: &Report, cap: usize) -> (Vec<&EventJson>, usize) {
     (kept, n)
 }
 
-/// The distributed job as the post-mortem shows it.
-#[derive(Clone, Debug)]
-pub struct JobFacts<'a> {
-    /// World size, when a line tells it.
-    pub world_size: Option<i64>,
-    /// Ranks seen.
-    pub ranks_seen: usize,
-    /// Hosts the ranks ran on.
-    pub hosts: usize,
-    /// Ranks no line names.
-    pub missing: &'a [i64],
-    /// Ranks that logged no timeout while the others did.
-    pub silent: &'a [i64],
-    /// The rank behind all others and its last completed collective.
-    pub straggler: Option<(i64, i64)>,
-    /// Clock offsets of a second or more: `host +41.0 s`.
-    pub skews: Vec<String>,
-    /// Seconds lost since the last checkpoint before the first fault.
-    pub work_lost_s: Option<i64>,
-    /// The last checkpoint saved before the first fault.
-    pub last_checkpoint: Option<&'a EventJson>,
-}
-
-/// The job facts, when the inputs hold job logs.
-pub fn job<'a>(r: &'a Report, events: &BTreeMap<&str, &'a EventJson>) -> Option<JobFacts<'a>> {
-    let j = r.job.as_ref()?;
-    let hosts: BTreeSet<&str> = j.ranks.iter().filter_map(|x| x.host.as_deref()).collect();
-    Some(JobFacts {
-        world_size: j.world_size,
-        ranks_seen: j.ranks.len(),
-        hosts: hosts.len(),
-        missing: &j.missing_ranks,
-        silent: &j.silent_ranks,
-        straggler: j.straggler,
-        skews: j
-            .skew_s
-            .iter()
-            .filter(|(_, v)| v.abs() >= 1.0)
-            .map(|(h, v)| format!("{h} {v:+.1} s"))
-            .collect(),
-        work_lost_s: j.work_lost_s,
-        last_checkpoint: j
-            .last_checkpoint
-            .as_deref()
-            .and_then(|id| events.get(id).copied()),
-    })
-}
-
-/// One thing to attach to the ticket.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Attach<'a> {
-    /// The bug report of the host the lines came from, which no line names.
-    BugReportOfUnnamedHost,
-    /// The bug report of a host; `present` when one is already among the inputs.
-    BugReport {
-        /// The host.
-        host: &'a str,
-        /// Already among the inputs.
-        present: bool,
-    },
-    /// The kernel log of a host of which the inputs hold none.
-    KernelLog {
-        /// The host.
-        host: &'a str,
-    },
-    /// The fabric manager log (an interconnect incident).
-    FabricManagerLog,
-    /// Data an incident says is missing.
-    Missing(String),
-    /// This report and the JSON report of the same inputs.
-    ThisReport,
-}
-
-/// What to attach: per host of a primary fault (else of an incident's few hosts) the bug report
-/// and, when the inputs hold none, the kernel log; the fabric manager log for interconnect
-/// incidents; what the incidents say is missing; this report.
-pub fn attach(r: &Report) -> Vec<Attach<'_>> {
-    let mut hosts: BTreeSet<&str> = BTreeSet::new();
-    let mut unnamed = false;
-    for i in &r.incidents {
-        let primary = i
-            .root_cause
-            .evidence
-            .first()
-            .and_then(|id| r.events.iter().find(|e| &e.id == id))
-            .and_then(|e| e.host.as_deref());
-        match primary {
-            Some(h) => {
-                hosts.insert(h);
-            }
-            None if i.hosts.is_empty() => unnamed = true,
-            None if i.hosts.len() <= 8 => hosts.extend(i.hosts.iter().map(String::as_str)),
-            None => {}
-        }
-    }
-    let has = |h: &str, formats: &[&str]| {
-        r.inputs
-            .iter()
-            .any(|i| i.host.as_deref() == Some(h) && formats.contains(&i.format))
-    };
-    let mut out = Vec::new();
-    if unnamed {
-        out.push(Attach::BugReportOfUnnamedHost);
-    }
-    for h in hosts {
-        out.push(Attach::BugReport {
-            host: h,
-            present: has(h, &["bug_report"]),
-        });
-        if !has(
-            h,
-            &["dmesg", "syslog", "journal", "journal_json", "bug_report"],
-        ) {
-            out.push(Attach::KernelLog { host: h });
-        }
-    }
-    if r.incidents
-        .iter()
-        .any(|i| i.root_cause.layer == "interconnect")
-    {
-        out.push(Attach::FabricManagerLog);
-    }
-    out.extend(
-        union(r.incidents.iter().flat_map(|i| i.missing_data.iter()))
-            .into_iter()
-            .map(Attach::Missing),
-    );
-    out.push(Attach::ThisReport);
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::fixture::crowded;
+
+    #[test]
+    fn capped_table_keeps_the_evidence_and_marks_the_first_fault() {
+        let r = crowded();
+        let (rows, n) = table_rows(&r, 100);
+        assert_eq!(n, 1600, "the error events");
+        assert_eq!(rows.len(), 100);
+        assert_eq!(rows[98].id, "e197", "the first 99 others in order");
+        assert_eq!(rows[99].id, "e3199", "the evidence past the cap");
+        assert_eq!(first_fault(&r).map(|e| e.id.as_str()), Some("e3199"));
+        assert_eq!(primaries(&r).get("e3199"), Some(&("i1", true)));
+        let (all, n) = table_rows(&r, 5000);
+        assert_eq!((all.len(), n), (1600, 1600));
+    }
 
     #[test]
     fn spans_ranks_and_times_read_well() {
@@ -594,7 +497,10 @@ mod tests {
         assert_eq!(ranks(&[3, 0, 1, 2, 7, 9, 8]), "0–3, 7–9 (7 ranks)");
         assert_eq!(ranks(&[5]), "5 (1 rank)");
         assert_eq!(ranks(&[]), "-");
-        assert_eq!(pretty("2026-03-14T02:13:07.412000Z"), "2026-03-14 02:13:07.412");
+        assert_eq!(
+            pretty("2026-03-14T02:13:07.412000Z"),
+            "2026-03-14 02:13:07.412"
+        );
         assert_eq!(pretty("2026-03-14T02:13:07.000000Z"), "2026-03-14 02:13:07");
     }
 }

@@ -2,8 +2,8 @@
 //! (step time or throughput) with the slow phase shaded and the two levels drawn as dashed lines.
 
 use super::escape;
-use crate::report::postmortem::pretty;
 use crate::report::json::SlowdownJson;
+use crate::report::postmortem::pretty;
 use std::fmt::Write;
 
 const W: f64 = 900.0;
