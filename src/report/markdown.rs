@@ -74,7 +74,7 @@ fn summary(r: &Report, o: &mut String) {
     if let Some(e) = pm::first_fault(r) {
         let _ = writeln!(
             o,
-            "- **First fault:** {} {} — {}{} ({})",
+            "- **Primary fault:** {} {} — {}{} ({})",
             text(&pm::when(e)),
             text(&pm::what(e)),
             text(&e.title),
@@ -208,7 +208,7 @@ fn timeline(r: &Report, o: &mut String) {
     };
     let _ = writeln!(
         o,
-        "{shown}. **▶ first fault** marks the primary fault of the verdict, *primary* that of another incident.\n"
+        "{shown}. **▶ first fault** marks the primary fault of the verdict's incident (where its chain starts), *primary* that of another incident.\n"
     );
     let primaries = pm::primaries(r);
     let head = [

@@ -420,7 +420,7 @@ pub fn resolution(
             "Xid {code} ({}): immediate {}{}",
             x.mnemonic,
             x.immediate,
-            if x.investigatory.is_empty() {
+            if x.investigatory.is_empty() || x.investigatory == x.immediate {
                 String::new()
             } else {
                 format!(", then {}", x.investigatory)
