@@ -293,21 +293,25 @@ fn redacted_report_holds_no_original_value_and_keeps_its_structure() {
     let dir = tempfile::tempdir().unwrap();
     let host = dir.path().join("gpu-node-17");
     std::fs::create_dir(&host).unwrap();
+    // a secret in the file name lands in table cells and prose, not only in code blocks
     std::fs::write(
-        host.join("kern.log"),
-        "Mar 14 02:13:07 gpu-node-17 kernel: [1795955.589904] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python token=hunter2 peer 10.20.30.40 mac 0c:42:a1:5e:77:10 cwd /home/alice/run, GPU has fallen off the bus.\n\
+        host.join("kern-token=s3cr3t.log"),
+        "Mar 14 02:13:06 gpu-node-17 kernel: [1795955.100000] NVRM: GPU 0000:3b:00.0: GPU serial number is 1324021076543.\n\
+         Mar 14 02:13:07 gpu-node-17 kernel: [1795955.589904] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python token=hunter2 peer 10.20.30.40 mac 0c:42:a1:5e:77:10 cwd /home/alice/run, GPU has fallen off the bus.\n\
          Mar 14 02:13:08 gpu-node-17 kernel: [1795955.589913] NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.\n",
     )
     .unwrap();
     let case = dir.path().to_str().unwrap();
     let plain = markdown(&[case]);
-    let hidden = markdown(&["--redact", case]);
+    let hidden = markdown(&["--redact", "--redact-serials", case]);
     let secrets = [
         "gpu-node-17",
         "hunter2",
+        "s3cr3t",
         "10.20.30.40",
         "0c:42:a1:5e:77:10",
         "alice",
+        "1324021076543",
     ];
     for s in secrets {
         assert!(plain.contains(s), "{s} is in the plain report");
@@ -316,12 +320,29 @@ fn redacted_report_holds_no_original_value_and_keeps_its_structure() {
     // the same structure: same headings count, tables, cells per row, code blocks, items
     let (a, b) = (parse(&plain), parse(&hidden));
     assert_eq!(a.shape, b.shape);
-    assert!(b.html.is_empty());
+    assert!(
+        b.html.is_empty(),
+        "the redaction marker is text: {:?}",
+        b.html
+    );
+    let inputs = b.table_with("path");
+    assert!(
+        inputs[1][0].ends_with("kern-token=<redacted>"),
+        "{inputs:?}"
+    );
     let rows = |d: &Doc| -> Vec<usize> { d.tables.iter().flatten().map(Vec::len).collect() };
     assert_eq!(rows(&a), rows(&b));
     assert_eq!(a.code_blocks.len(), b.code_blocks.len());
     // the host's alias is the one the JSON report gives it
-    let json = run(&["analyze", "--redact", "--format", "json", case]).1;
+    let json = run(&[
+        "analyze",
+        "--redact",
+        "--redact-serials",
+        "--format",
+        "json",
+        case,
+    ])
+    .1;
     let r: Value = serde_json::from_str(&json).unwrap();
     let alias = r["incidents"][0]["hosts"][0].as_str().unwrap();
     assert!(alias.starts_with("host-"), "{alias}");

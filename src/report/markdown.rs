@@ -13,53 +13,56 @@ mod sections;
 
 use super::json::{EventJson, IncidentJson, Report};
 use super::postmortem::{self as pm, Role};
+use super::redact::Redactor;
 use crate::catalog::Catalog;
-use escape::{code_block, code_cell, row, text};
+use escape::{row, Md};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// Most rows of the timeline table (evidence rows are kept past it; the JSON keeps all events).
 pub const MAX_TABLE_ROWS: usize = 100;
 
-/// Renders the Markdown report.
-pub fn render(r: &Report, catalog: &Catalog) -> String {
+/// Renders the Markdown report. `redactor` replaces identifying values in every text from the
+/// report before it is escaped (apply it here, not to the rendered document).
+pub fn render(r: &Report, catalog: &Catalog, redactor: Option<&Redactor>) -> String {
+    let m = Md::new(redactor);
     let events = pm::index(r);
     let mut o = String::new();
-    summary(r, &mut o);
-    impact(r, &events, &mut o);
-    timeline(r, &mut o);
+    summary(m, r, &mut o);
+    impact(m, r, &events, &mut o);
+    timeline(m, r, &mut o);
     let _ = writeln!(o, "## Incidents\n");
     if r.incidents.is_empty() {
         let _ = writeln!(o, "None.\n");
     }
     for inc in &r.incidents {
-        incident(r, inc, &events, catalog, &mut o);
+        incident(m, r, inc, &events, catalog, &mut o);
     }
-    sections::suspect_gpus(r, &mut o);
-    sections::job(r, &events, &mut o);
-    sections::inputs(r, &mut o);
-    sections::attach(r, &mut o);
+    sections::suspect_gpus(m, r, &mut o);
+    sections::job(m, r, &events, &mut o);
+    sections::inputs(m, r, &mut o);
+    sections::attach(m, r, &mut o);
     let _ = writeln!(
         o,
         "---\n\n*Written offline by faultline {} from the inputs listed above; times are UTC.*",
-        text(r.tool.version)
+        m.text(r.tool.version)
     );
     o
 }
 
 /// A `path:line` citation as prose.
-pub(super) fn cite(e: &EventJson) -> String {
-    format!("{}:{}", text(&e.source.path), e.source.line)
+pub(super) fn cite(m: Md, e: &EventJson) -> String {
+    format!("{}:{}", m.text(&e.source.path), e.source.line)
 }
 
 /// Title, verdict, confidence, first fault, and what the report covers.
-fn summary(r: &Report, o: &mut String) {
+fn summary(m: Md, r: &Report, o: &mut String) {
     let _ = writeln!(o, "# GPU incident report\n");
     let _ = writeln!(
         o,
         "**Verdict:** `{}` — {}\n",
         r.verdict.root_cause_layer,
-        text(&r.verdict.summary)
+        m.text(&r.verdict.summary)
     );
     if let Some(top) = pm::verdict_incident(r) {
         let rc = &top.root_cause;
@@ -67,25 +70,25 @@ fn summary(r: &Report, o: &mut String) {
             o,
             "- **Confidence:** {:.2} · **who acts:** {} · **rule:** {}",
             rc.confidence,
-            text(&rc.responsibility),
-            text(&pm::rule(top))
+            m.text(&rc.responsibility),
+            m.text(&pm::rule(top))
         );
     }
     if let Some(e) = pm::first_fault(r) {
         let _ = writeln!(
             o,
             "- **Primary fault:** {} {} — {}{} ({})",
-            text(&pm::when(e)),
-            text(&pm::what(e)),
-            text(&e.title),
-            text(&pm::place(e)),
-            cite(e)
+            m.text(&pm::when(e)),
+            m.text(&pm::what(e)),
+            m.text(&e.title),
+            m.text(&pm::place(e)),
+            cite(m, e)
         );
     }
     let _ = writeln!(
         o,
         "- **Report:** faultline {} · {} input(s) · {} events · {} incident(s) · times are UTC\n",
-        text(r.tool.version),
+        m.text(r.tool.version),
         r.inputs.len(),
         r.events.len(),
         r.incidents.len()
@@ -93,7 +96,7 @@ fn summary(r: &Report, o: &mut String) {
 }
 
 /// Impact: what was hit, for how long, who acts.
-fn impact(r: &Report, events: &BTreeMap<&str, &EventJson>, o: &mut String) {
+fn impact(m: Md, r: &Report, events: &BTreeMap<&str, &EventJson>, o: &mut String) {
     let _ = writeln!(o, "## Impact\n");
     let Some(im) = pm::impact(r, events) else {
         // the verdict's summary says whether nothing was found or nothing could be read
@@ -102,8 +105,8 @@ fn impact(r: &Report, events: &BTreeMap<&str, &EventJson>, o: &mut String) {
     };
     let counted = |v: &[String], none: &str| match v.len() {
         0 => none.to_string(),
-        1 => text(&v[0]),
-        n => format!("{n}: {}", text(&v.join(", "))),
+        1 => m.text(&v[0]),
+        n => format!("{n}: {}", m.text(&v.join(", "))),
     };
     let layers: Vec<String> = im
         .by_layer
@@ -113,14 +116,14 @@ fn impact(r: &Report, events: &BTreeMap<&str, &EventJson>, o: &mut String) {
     let _ = writeln!(o, "- **Incidents:** {}", layers.join(", "));
     match im.window {
         Some((a, b)) if a == b => {
-            let _ = writeln!(o, "- **Time (UTC):** {}", text(&pm::pretty(a)));
+            let _ = writeln!(o, "- **Time (UTC):** {}", m.text(&pm::pretty(a)));
         }
         Some((a, b)) => {
             let _ = writeln!(
                 o,
                 "- **Window (UTC):** {} → {}{}",
-                text(&pm::pretty(a)),
-                text(&pm::pretty(b)),
+                m.text(&pm::pretty(a)),
+                m.text(&pm::pretty(b)),
                 im.span_us()
                     .map(|us| format!(" ({})", pm::human_span(us)))
                     .unwrap_or_default()
@@ -146,12 +149,16 @@ fn impact(r: &Report, events: &BTreeMap<&str, &EventJson>, o: &mut String) {
             (true, None) => "none named".to_string(),
             (false, w) => format!(
                 "{}{}",
-                text(&pm::ranks(&im.ranks)),
+                m.text(&pm::ranks(&im.ranks)),
                 w.map(|w| format!(" of a world of {w}")).unwrap_or_default()
             ),
         }
     );
-    let mut jobs: Vec<String> = im.jobs.iter().map(|j| format!("job {}", text(j))).collect();
+    let mut jobs: Vec<String> = im
+        .jobs
+        .iter()
+        .map(|j| format!("job {}", m.text(j)))
+        .collect();
     if let Some(j) = &r.job {
         jobs.push(format!(
             "one distributed job in the job logs ({} ranks seen)",
@@ -179,11 +186,11 @@ fn impact(r: &Report, events: &BTreeMap<&str, &EventJson>, o: &mut String) {
             (None, None) => "unknown: no job log among the inputs".into(),
         }
     );
-    let _ = writeln!(o, "- **Who acts:** {}\n", text(&pm::list(&im.who)));
+    let _ = writeln!(o, "- **Who acts:** {}\n", m.text(&pm::list(&im.who)));
 }
 
 /// The timeline table: warnings and worse and every evidence line, the first fault marked.
-fn timeline(r: &Report, o: &mut String) {
+fn timeline(m: Md, r: &Report, o: &mut String) {
     let _ = writeln!(o, "## Timeline\n");
     let (rows, n) = pm::table_rows(r, MAX_TABLE_ROWS);
     if rows.is_empty() {
@@ -228,22 +235,22 @@ fn timeline(r: &Report, o: &mut String) {
     let _ = writeln!(o, "{}", row(&head.map(|_| "---".to_string())));
     for e in rows {
         let mark = match primaries.get(e.id.as_str()) {
-            Some((inc, true)) => format!("**▶ first fault** ({})", text(inc)),
-            Some((inc, false)) => format!("*primary* ({})", text(inc)),
+            Some((inc, true)) => format!("**▶ first fault** ({})", m.text(inc)),
+            Some((inc, false)) => format!("*primary* ({})", m.text(inc)),
             None => String::new(),
         };
         let cells = [
             mark,
-            text(&e.id),
-            text(&pm::when(e)),
-            text(e.time_quality),
-            text(e.host.as_deref().unwrap_or("-")),
-            e.gpu.as_deref().map_or("-".into(), code_cell),
+            m.text(&e.id),
+            m.text(&pm::when(e)),
+            m.text(e.time_quality),
+            m.text(e.host.as_deref().unwrap_or("-")),
+            e.gpu.as_deref().map_or("-".into(), |x| m.code_cell(x)),
             e.rank.map_or("-".into(), |x| x.to_string()),
-            format!("{} — {}", text(&pm::what(e)), text(&e.title)),
-            text(e.layer),
-            text(e.severity),
-            code_cell(&format!("{}:{}", e.source.path, e.source.line)),
+            format!("{} — {}", m.text(&pm::what(e)), m.text(&e.title)),
+            m.text(e.layer),
+            m.text(e.severity),
+            m.code_cell(&format!("{}:{}", e.source.path, e.source.line)),
         ];
         let _ = writeln!(o, "{}", row(&cells));
     }
@@ -253,6 +260,7 @@ fn timeline(r: &Report, o: &mut String) {
 /// One incident: root cause, window, measured slowdown, chain, evidence, resolution bucket,
 /// alternatives, missing data, what to do.
 fn incident(
+    m: Md,
     r: &Report,
     inc: &IncidentJson,
     events: &BTreeMap<&str, &EventJson>,
@@ -263,20 +271,20 @@ fn incident(
     let _ = writeln!(
         o,
         "### Incident {} — `{}` · confidence {:.2} · who acts: {}\n",
-        text(&inc.id),
+        m.text(&inc.id),
         rc.layer,
         rc.confidence,
-        text(&rc.responsibility)
+        m.text(&rc.responsibility)
     );
-    let _ = writeln!(o, "**Root cause:** {}\n", text(&rc.summary));
+    let _ = writeln!(o, "**Root cause:** {}\n", m.text(&rc.summary));
     let _ = writeln!(o, "- **Kind:** {}", inc.kind);
-    let _ = writeln!(o, "- **Window:** {}", text(&pm::window(inc, events)));
-    let _ = writeln!(o, "- **Rule:** {}", text(&pm::rule(inc)));
-    let _ = writeln!(o, "- **Hosts:** {}", text(&pm::list(&inc.hosts)));
-    let _ = writeln!(o, "- **GPUs:** {}", text(&pm::list(&inc.gpus)));
-    let _ = writeln!(o, "- **Ranks:** {}\n", text(&pm::ranks(&inc.ranks)));
+    let _ = writeln!(o, "- **Window:** {}", m.text(&pm::window(inc, events)));
+    let _ = writeln!(o, "- **Rule:** {}", m.text(&pm::rule(inc)));
+    let _ = writeln!(o, "- **Hosts:** {}", m.text(&pm::list(&inc.hosts)));
+    let _ = writeln!(o, "- **GPUs:** {}", m.text(&pm::list(&inc.gpus)));
+    let _ = writeln!(o, "- **Ranks:** {}\n", m.text(&pm::ranks(&inc.ranks)));
     if let Some(sd) = &inc.slowdown {
-        throughput(sd, o);
+        throughput(m, sd, o);
     }
     let c = pm::chain(r, inc, events);
     let _ = writeln!(o, "#### Chain\n");
@@ -290,24 +298,24 @@ fn incident(
         let _ = writeln!(
             o,
             "1. {role} {} {} — {}{} ({}, {})",
-            text(&pm::when(e)),
-            text(&pm::what(e)),
-            text(&e.title),
-            text(&pm::place(e)),
-            text(&e.id),
-            cite(e)
+            m.text(&pm::when(e)),
+            m.text(&pm::what(e)),
+            m.text(&e.title),
+            m.text(&pm::place(e)),
+            m.text(&e.id),
+            cite(m, e)
         );
     }
     for f in &c.then {
         let _ = writeln!(
             o,
             "1. then: {} ×{}{}{}",
-            text(f.kind),
+            m.text(f.kind),
             f.count,
             match &f.span {
                 None => String::new(),
-                Some((a, b)) if a == b => format!(" at {}", text(a)),
-                Some((a, b)) => format!(" from {} to {}", text(a), text(b)),
+                Some((a, b)) if a == b => format!(" at {}", m.text(a)),
+                Some((a, b)) => format!(" from {} to {}", m.text(a), m.text(b)),
             },
             if f.hosts == 0 {
                 String::new()
@@ -323,12 +331,12 @@ fn incident(
         .filter_map(|id| events.get(id.as_str()))
         .map(|e| format!("{}:{}: {}", e.source.path, e.source.line, e.message))
         .collect();
-    let _ = writeln!(o, "{}", code_block(&lines));
+    let _ = writeln!(o, "{}", m.code_block(&lines));
     let buckets = pm::resolution(inc, events, catalog);
     if !buckets.is_empty() {
         let _ = writeln!(o, "#### NVIDIA resolution bucket\n");
         for b in buckets {
-            let _ = writeln!(o, "- {}", text(&b));
+            let _ = writeln!(o, "- {}", m.text(&b));
         }
         let _ = writeln!(o);
     }
@@ -344,7 +352,7 @@ fn incident(
             let cells = [
                 format!("`{}`", a.layer),
                 format!("{:.2}", a.confidence),
-                text(&a.summary),
+                m.text(&a.summary),
             ];
             let _ = writeln!(o, "{}", row(&cells));
         }
@@ -352,14 +360,14 @@ fn incident(
     }
     if !inc.missing_data.is_empty() {
         let _ = writeln!(o, "#### Missing data that would settle it\n");
-        for m in &inc.missing_data {
-            let _ = writeln!(o, "- {}", text(m));
+        for x in &inc.missing_data {
+            let _ = writeln!(o, "- {}", m.text(x));
         }
         let _ = writeln!(o);
     }
     let _ = writeln!(o, "#### What to do\n");
     for a in &inc.actions {
-        let _ = writeln!(o, "1. {}", text(a));
+        let _ = writeln!(o, "1. {}", m.text(a));
     }
     let _ = writeln!(o);
 }
@@ -374,9 +382,9 @@ fn level(v: f64) -> String {
 }
 
 /// The measured levels of a slowdown and a sparkline of the speed.
-fn throughput(sd: &super::json::SlowdownJson, o: &mut String) {
+fn throughput(m: Md, sd: &super::json::SlowdownJson, o: &mut String) {
     let state = match (&sd.recovered_at, sd.ongoing) {
-        (Some(t), _) => format!("recovered at {}", text(&pm::pretty(t))),
+        (Some(t), _) => format!("recovered at {}", m.text(&pm::pretty(t))),
         (None, true) => "still slow at the end of the log".into(),
         (None, false) => "then the job stopped".into(),
     };
@@ -384,8 +392,8 @@ fn throughput(sd: &super::json::SlowdownJson, o: &mut String) {
     let _ = writeln!(
         o,
         "- **Series:** {} ({})",
-        text(&sd.series),
-        text(sd.metric)
+        m.text(&sd.series),
+        m.text(sd.metric)
     );
     let _ = writeln!(
         o,
@@ -393,7 +401,7 @@ fn throughput(sd: &super::json::SlowdownJson, o: &mut String) {
         level(sd.baseline),
         level(sd.degraded),
         sd.ratio * 100.0,
-        unit = text(sd.unit)
+        unit = m.text(sd.unit)
     );
     let _ = writeln!(
         o,
@@ -401,7 +409,7 @@ fn throughput(sd: &super::json::SlowdownJson, o: &mut String) {
         sd.samples,
         sd.start
             .as_deref()
-            .map_or("an unknown time".into(), |t| text(&pm::pretty(t))),
+            .map_or("an unknown time".into(), |t| m.text(&pm::pretty(t))),
         sd.start_iteration
             .map(|i| format!(" (iteration {i})"))
             .unwrap_or_default()
@@ -410,7 +418,7 @@ fn throughput(sd: &super::json::SlowdownJson, o: &mut String) {
         let pauses: Vec<String> = sd
             .pauses
             .iter()
-            .map(|(k, n)| format!("{} ×{n}", text(k)))
+            .map(|(k, n)| format!("{} ×{n}", m.text(k)))
             .collect();
         let _ = writeln!(o, "- **Known pauses left out:** {}", pauses.join(", "));
     }
@@ -420,7 +428,7 @@ fn throughput(sd: &super::json::SlowdownJson, o: &mut String) {
     let _ = writeln!(
         o,
         "{}",
-        code_block(&[format!("speed {line}"), format!("slow  {marks}")])
+        m.code_block(&[format!("speed {line}"), format!("slow  {marks}")])
     );
 }
 
@@ -431,7 +439,7 @@ mod tests {
 
     #[test]
     fn long_timelines_are_capped_with_the_first_fault_kept_and_marked() {
-        let md = render(&crowded(), &Catalog::builtin());
+        let md = render(&crowded(), &Catalog::builtin(), None);
         let rows: Vec<&str> = md
             .lines()
             .skip_while(|l| !l.starts_with("| mark |"))

@@ -54,3 +54,13 @@ pub fn known_hosts(a: &crate::Analysis) -> std::collections::BTreeSet<String> {
     hosts.retain(|h| !h.bytes().all(|c| c.is_ascii_digit() || c == b'.'));
     hosts
 }
+
+/// Every GPU serial number an analysis knows (inventories and identities read from lines).
+pub fn known_serials(a: &crate::Analysis) -> std::collections::BTreeSet<String> {
+    let mut serials = std::collections::BTreeSet::new();
+    for r in &a.inputs {
+        serials.extend(r.gpus.iter().filter_map(|g| g.serial.clone()));
+    }
+    serials.extend(a.identities.values().filter_map(|(_, s)| s.clone()));
+    serials
+}

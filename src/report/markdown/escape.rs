@@ -7,7 +7,42 @@
 //! controls by their code point (as in the HTML report), so that a line can neither reorder what
 //! a reader sees nor act on a terminal; the JSON report keeps the bytes as read.
 
+use crate::report::redact::Redactor;
 use std::fmt::Write;
+
+/// How the report writes text from the inputs: redacted first (with `--redact`), then escaped, so
+/// that a redaction marker such as `<redacted>` is text and no pattern can swallow the escaping.
+#[derive(Clone, Copy, Default)]
+pub struct Md<'a> {
+    redactor: Option<&'a Redactor>,
+}
+
+impl<'a> Md<'a> {
+    /// A writer that redacts with `redactor` when there is one.
+    pub fn new(redactor: Option<&'a Redactor>) -> Md<'a> {
+        Md { redactor }
+    }
+
+    fn redact(&self, s: &str) -> String {
+        self.redactor.map_or_else(|| s.to_string(), |r| r.apply(s))
+    }
+
+    /// [`text`] of the redacted value.
+    pub fn text(&self, s: &str) -> String {
+        text(&self.redact(s))
+    }
+
+    /// [`code_cell`] of the redacted value.
+    pub fn code_cell(&self, s: &str) -> String {
+        code_cell(&self.redact(s))
+    }
+
+    /// [`code_block`] of the redacted lines.
+    pub fn code_block(&self, lines: &[String]) -> String {
+        let lines: Vec<String> = lines.iter().map(|l| self.redact(l)).collect();
+        code_block(&lines)
+    }
+}
 
 /// Pushes `c`, or its visible stand-in when it is a control character other than `\n` and `\t`.
 fn push_visible(o: &mut String, c: char) {

@@ -2,14 +2,14 @@
 //! criteria, counters), the job, the inputs, and what to attach.
 
 use super::cite;
-use super::escape::{code_cell, row, text};
+use super::escape::{row, Md};
 use crate::report::json::{EventJson, Report};
 use crate::report::postmortem::{self as pm, Attach};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// Suspect GPUs: the identity vendors ask for, then per GPU the RMA criteria and the raised counters.
-pub(super) fn suspect_gpus(r: &Report, o: &mut String) {
+pub(super) fn suspect_gpus(m: Md, r: &Report, o: &mut String) {
     if r.incidents.is_empty() {
         return;
     }
@@ -29,13 +29,13 @@ pub(super) fn suspect_gpus(r: &Report, o: &mut String) {
     let _ = writeln!(o, "{}", row(&head.map(|_| "---".to_string())));
     for s in &suspects {
         let g = s.gpu;
-        let c = |x: Option<&str>| x.map_or("-".into(), code_cell);
+        let c = |x: Option<&str>| x.map_or("-".into(), |x| m.code_cell(x));
         let cells = [
-            text(g.host.as_deref().unwrap_or("-")),
-            code_cell(&g.bus_id),
+            m.text(g.host.as_deref().unwrap_or("-")),
+            m.code_cell(&g.bus_id),
             c(g.uuid.as_deref()),
             c(g.serial.as_deref()),
-            text(g.name.as_deref().unwrap_or("-")),
+            m.text(g.name.as_deref().unwrap_or("-")),
             c(g.vbios.as_deref()),
             c(s.driver),
             c(s.kernel),
@@ -45,7 +45,7 @@ pub(super) fn suspect_gpus(r: &Report, o: &mut String) {
     let _ = writeln!(o);
     for s in &suspects {
         let g = s.gpu;
-        let _ = writeln!(o, "### GPU {}\n", text(&s.name()));
+        let _ = writeln!(o, "### GPU {}\n", m.text(&s.name()));
         let _ = writeln!(
             o,
             "{}\n",
@@ -61,7 +61,7 @@ pub(super) fn suspect_gpus(r: &Report, o: &mut String) {
                 "- {} — {}: {}",
                 if c.met { "✔ met" } else { "✘ not met" },
                 c.name,
-                text(&c.why)
+                m.text(&c.why)
             );
         }
         let _ = writeln!(o);
@@ -88,14 +88,14 @@ pub(super) fn suspect_gpus(r: &Report, o: &mut String) {
         );
         let _ = writeln!(o, "| counter | value |\n|---|---|");
         for (k, v) in &s.raised {
-            let _ = writeln!(o, "{}", row(&[text(k), code_cell(v)]));
+            let _ = writeln!(o, "{}", row(&[m.text(k), m.code_cell(v)]));
         }
         let _ = writeln!(o);
     }
 }
 
 /// The distributed job: size, missing and silent ranks, straggler, clock skew, work lost.
-pub(super) fn job(r: &Report, events: &BTreeMap<&str, &EventJson>, o: &mut String) {
+pub(super) fn job(m: Md, r: &Report, events: &BTreeMap<&str, &EventJson>, o: &mut String) {
     let Some(j) = pm::job(r, events) else { return };
     let _ = writeln!(o, "## Job\n");
     let _ = writeln!(
@@ -110,14 +110,14 @@ pub(super) fn job(r: &Report, events: &BTreeMap<&str, &EventJson>, o: &mut Strin
         let _ = writeln!(
             o,
             "- **Ranks no line names:** {}",
-            text(&pm::ranks(j.missing))
+            m.text(&pm::ranks(j.missing))
         );
     }
     if !j.silent.is_empty() {
         let _ = writeln!(
             o,
             "- **Ranks without a timeout:** {}",
-            text(&pm::ranks(j.silent))
+            m.text(&pm::ranks(j.silent))
         );
     }
     if let Some((rank, c)) = j.straggler {
@@ -127,7 +127,7 @@ pub(super) fn job(r: &Report, events: &BTreeMap<&str, &EventJson>, o: &mut Strin
         );
     }
     if !j.skews.is_empty() {
-        let _ = writeln!(o, "- **Clock skew:** {}", text(&j.skews.join(", ")));
+        let _ = writeln!(o, "- **Clock skew:** {}", m.text(&j.skews.join(", ")));
     }
     if let Some(w) = j.work_lost_s {
         let _ = writeln!(o, "- **Work lost:** {}", pm::human_span(w * 1_000_000));
@@ -136,15 +136,15 @@ pub(super) fn job(r: &Report, events: &BTreeMap<&str, &EventJson>, o: &mut Strin
         let _ = writeln!(
             o,
             "- **Last checkpoint:** {} ({})",
-            text(&pm::when(e)),
-            cite(e)
+            m.text(&pm::when(e)),
+            cite(m, e)
         );
     }
     let _ = writeln!(o);
 }
 
 /// The inputs with their line accounting and warnings, the notes and the coverage gaps.
-pub(super) fn inputs(r: &Report, o: &mut String) {
+pub(super) fn inputs(m: Md, r: &Report, o: &mut String) {
     let _ = writeln!(o, "## Inputs\n");
     let head = [
         "path",
@@ -159,13 +159,13 @@ pub(super) fn inputs(r: &Report, o: &mut String) {
     let _ = writeln!(o, "{}", row(&head.map(|_| "---".to_string())));
     for i in &r.inputs {
         let cells = [
-            code_cell(&i.path),
-            text(i.format),
-            text(i.host.as_deref().unwrap_or("-")),
+            m.code_cell(&i.path),
+            m.text(i.format),
+            m.text(i.host.as_deref().unwrap_or("-")),
             i.lines.to_string(),
             i.lines_recognized.to_string(),
             i.events.to_string(),
-            text(&i.warnings.join("; ")),
+            m.text(&i.warnings.join("; ")),
         ];
         let _ = writeln!(o, "{}", row(&cells));
     }
@@ -173,7 +173,7 @@ pub(super) fn inputs(r: &Report, o: &mut String) {
     if !r.notes.is_empty() {
         let _ = writeln!(o, "**Notes:**\n");
         for n in &r.notes {
-            let _ = writeln!(o, "- {}", text(n));
+            let _ = writeln!(o, "- {}", m.text(n));
         }
         let _ = writeln!(o);
     }
@@ -185,14 +185,14 @@ pub(super) fn inputs(r: &Report, o: &mut String) {
     if !gaps.is_empty() {
         let _ = writeln!(o, "**Coverage gaps:**\n");
         for g in gaps {
-            let _ = writeln!(o, "- {}", text(g));
+            let _ = writeln!(o, "- {}", m.text(g));
         }
         let _ = writeln!(o);
     }
 }
 
 /// What to attach to the ticket.
-pub(super) fn attach(r: &Report, o: &mut String) {
+pub(super) fn attach(m: Md, r: &Report, o: &mut String) {
     let _ = writeln!(o, "## What to attach\n");
     for a in pm::attach(r) {
         let _ = match a {
@@ -203,19 +203,19 @@ pub(super) fn attach(r: &Report, o: &mut String) {
             Attach::BugReport { host, present } => writeln!(
                 o,
                 "- `nvidia-bug-report.log.gz` of {} (`sudo nvidia-bug-report.sh`, before a reboot when possible){}",
-                text(host),
+                m.text(host),
                 if present { " — already among the inputs" } else { "" }
             ),
             Attach::KernelLog { host } => writeln!(
                 o,
                 "- the kernel log of {} for the incident window (`journalctl -k` of that boot, or `/var/log/kern.log`)",
-                text(host)
+                m.text(host)
             ),
             Attach::FabricManagerLog => writeln!(
                 o,
                 "- the fabric manager log (`/var/log/fabricmanager.log`) of the NVSwitch hosts"
             ),
-            Attach::Missing(m) => writeln!(o, "- {}", text(&m)),
+            Attach::Missing(x) => writeln!(o, "- {}", m.text(&x)),
             Attach::ThisReport => writeln!(
                 o,
                 "- this report, and the JSON report of the same inputs (`faultline analyze --format json`) for tooling"
