@@ -5,8 +5,8 @@
 //! levels of a slowdown, each suspect GPU's identity, counters and RMA criteria, the job, the
 //! inputs, and what to attach.
 //!
-//! Every text from the inputs is escaped (see [`escape`]); `--redact` is applied to the rendered
-//! document, which is safe because aliases hold no Markdown syntax.
+//! Every text from the inputs is redacted (with `--redact`) and then escaped (see [`escape`]), so
+//! that a redaction marker is text and no redaction pattern can eat the escaping.
 
 pub mod escape;
 mod sections;
