@@ -174,18 +174,35 @@ fn impact(m: Md, r: &Report, events: &BTreeMap<&str, &EventJson>, o: &mut String
             jobs.join("; ")
         }
     );
-    let _ = writeln!(
-        o,
-        "- **Time lost:** {}",
-        match (im.work_lost_s, &r.job) {
-            (Some(w), _) => format!(
-                "{} of work since the last checkpoint before the first fault",
-                pm::human_span(w * 1_000_000)
-            ),
-            (None, Some(_)) => "unknown: no checkpoint line before the first fault".into(),
-            (None, None) => "unknown: no job log among the inputs".into(),
-        }
-    );
+    let mut lost: Vec<String> = Vec::new();
+    if let Some(w) = im.work_lost_s {
+        lost.push(format!(
+            "{} of work since the last checkpoint before the first fault",
+            pm::human_span(w * 1_000_000)
+        ));
+    }
+    for s in &im.slow {
+        lost.push(format!(
+            "≈ {} of training time in incident {}: a slow phase of {} at {:.0}% throughput{}",
+            pm::human_span(s.lost_us),
+            m.text(s.incident),
+            pm::human_span(s.phase_us),
+            s.ratio * 100.0,
+            if s.ongoing {
+                ", still slow at the end of the log"
+            } else {
+                ""
+            }
+        ));
+    }
+    if lost.is_empty() {
+        lost.push(if r.job.is_some() {
+            "unknown: no checkpoint line before the first fault".into()
+        } else {
+            "unknown: no job log among the inputs".into()
+        });
+    }
+    let _ = writeln!(o, "- **Time lost:** {}", lost.join("; "));
     let _ = writeln!(o, "- **Who acts:** {}\n", m.text(&pm::list(&im.who)));
 }
 

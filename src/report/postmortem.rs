@@ -224,8 +224,48 @@ pub struct Impact<'a> {
     pub jobs: Vec<String>,
     /// Seconds of work lost since the last checkpoint before the first fault.
     pub work_lost_s: Option<i64>,
+    /// What each slowdown incident cost.
+    pub slow: Vec<SlowLoss<'a>>,
     /// Who must act, over all incidents.
     pub who: Vec<String>,
+}
+
+/// What a slowdown cost: over a slow phase at a fraction of the earlier throughput, the rest of
+/// that fraction of the phase is training time lost.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SlowLoss<'a> {
+    /// The incident.
+    pub incident: &'a str,
+    /// Length of the slow phase (to the recovery, else to the last slow sample), microseconds.
+    pub phase_us: i64,
+    /// Throughput during the phase relative to before.
+    pub ratio: f64,
+    /// Training time lost: `phase × (1 − ratio)`, microseconds.
+    pub lost_us: i64,
+    /// Still slow at the end of the log (the loss goes on).
+    pub ongoing: bool,
+}
+
+fn parse_us(t: &str) -> Option<i64> {
+    chrono::DateTime::parse_from_rfc3339(t)
+        .ok()
+        .map(|d| d.timestamp_micros())
+}
+
+/// The cost of a slowdown incident, when its slow phase has wall times.
+pub fn slow_loss(inc: &IncidentJson) -> Option<SlowLoss<'_>> {
+    let sd = inc.slowdown.as_ref()?;
+    let start = parse_us(sd.start.as_deref()?)?;
+    let end = parse_us(sd.recovered_at.as_deref().or(sd.end.as_deref())?)?;
+    let phase_us = (end - start).max(0);
+    let ratio = sd.ratio.clamp(0.0, 1.0);
+    Some(SlowLoss {
+        incident: &inc.id,
+        phase_us,
+        ratio,
+        lost_us: (phase_us as f64 * (1.0 - ratio)).round() as i64,
+        ongoing: sd.ongoing,
+    })
 }
 
 impl Impact<'_> {
@@ -273,6 +313,7 @@ pub fn impact<'a>(r: &'a Report, events: &BTreeMap<&str, &'a EventJson>) -> Opti
         world_size: r.job.as_ref().and_then(|j| j.world_size),
         jobs: jobs.into_iter().collect(),
         work_lost_s: r.job.as_ref().and_then(|j| j.work_lost_s),
+        slow: r.incidents.iter().filter_map(slow_loss).collect(),
         who: union(r.incidents.iter().map(|i| &i.root_cause.responsibility)),
     })
 }

@@ -75,6 +75,21 @@ pub(super) fn impact(p: &Page, r: &Report, events: &BTreeMap<&str, &EventJson>, 
             pm::human_span(w * 1_000_000)
         );
     }
+    for s in &im.slow {
+        let _ = writeln!(
+            o,
+            "<dt>Training time lost</dt><dd>≈ {} in incident {}: a slow phase of {} at {:.0}% throughput{}</dd>",
+            pm::human_span(s.lost_us),
+            p.t(s.incident),
+            pm::human_span(s.phase_us),
+            s.ratio * 100.0,
+            if s.ongoing {
+                ", still slow at the end of the log"
+            } else {
+                ""
+            }
+        );
+    }
     let _ = writeln!(o, "<dt>Who acts</dt><dd>{}</dd>", p.t(&pm::list(&im.who)));
     let _ = writeln!(o, "</dl>\n</section>");
 }
