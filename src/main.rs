@@ -220,8 +220,10 @@ fn run_analyze(a: AnalyzeArgs, timeline_only: bool) -> ExitCode {
         } else {
             OutFormat::Json
         });
-    let redactor = (a.redact || a.redact_serials)
-        .then(|| report::redact::Redactor::new(&report::known_hosts(&analysis), a.redact_serials));
+    let redactor = (a.redact || a.redact_serials).then(|| {
+        report::redact::Redactor::new(&report::known_hosts(&analysis), a.redact_serials)
+            .with_serials(&report::known_serials(&analysis))
+    });
     let text = match (format, timeline_only) {
         (OutFormat::Json, false) => report::json::to_string(&rep),
         (OutFormat::Json, true) => {
@@ -229,14 +231,16 @@ fn run_analyze(a: AnalyzeArgs, timeline_only: bool) -> ExitCode {
             s.push('\n');
             s
         }
-        (OutFormat::Markdown, _) => report::markdown::render(&rep),
+        (OutFormat::Markdown, _) => {
+            report::markdown::render(&rep, &knowledge.catalog, redactor.as_ref())
+        }
         (OutFormat::Html, _) => report::html::render(&rep, &knowledge.catalog, redactor.as_ref()),
         (OutFormat::Text, true) => report::text::render_timeline(&rep),
         (OutFormat::Text, false) => report::text::render(&rep),
     };
-    // HTML redacts each text before escaping it; the other formats are redacted whole
+    // HTML and Markdown redact each text before escaping it; the other formats are redacted whole
     let text = match &redactor {
-        Some(r) if format != OutFormat::Html => r.apply(&text),
+        Some(r) if !matches!(format, OutFormat::Html | OutFormat::Markdown) => r.apply(&text),
         _ => text,
     };
     if let Err(e) = write_output(a.output.as_deref(), &text, &a.paths) {

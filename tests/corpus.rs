@@ -26,6 +26,17 @@ fn own_corpus_cases_meet_their_expectations() {
         for p in check_expected(&report, &expected) {
             failures.push(format!("{name}: {p}"));
         }
+        // a host read from a line is a host name, never a separator or a log level
+        for e in report["events"].as_array().unwrap() {
+            if let Some(h) = e["host"].as_str() {
+                let word = h
+                    .bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b'_'));
+                if !word || !h.bytes().any(|c| c.is_ascii_alphanumeric()) {
+                    failures.push(format!("{name}: event {} has host {h:?}", e["id"]));
+                }
+            }
+        }
         n += 1;
     }
     assert!(n >= 10, "corpus has {n} cases");

@@ -248,8 +248,16 @@ fn text_and_markdown_show_the_curve() {
         "markdown",
         "corpus/slowdown-megatron-thermal",
     ]);
+    assert!(md.contains("- **Series:** Megatron iteration time"), "{md}");
     assert!(
-        md.contains("- **Slowdown:** Megatron iteration time"),
+        md.contains("- **Levels:** 1150 ms/step before, 1653 ms/step during the slowdown (70% of the earlier throughput)"),
+        "{md}"
+    );
+    let speed = md.lines().find(|l| l.starts_with("speed ")).unwrap();
+    assert!(speed.contains('█') && speed.contains('▄'), "{speed}");
+    // what it cost: 55 minutes at 70% throughput
+    assert!(
+        md.contains("≈ 17 min of training time in incident i1: a slow phase of 55 min at 70% throughput, still slow at the end of the log"),
         "{md}"
     );
 }

@@ -5,6 +5,53 @@ use super::time::{bracket_uptime, iso_datetime, syslog_datetime};
 use super::{Prefix, Shape};
 use crate::model::LineStamp;
 
+/// Words that stand where a syslog line has its host in other timed logs: log levels (Python
+/// logging `2026-03-14 02:13:07,412 | ERROR | …`, dnf `… SUBDEBUG Upgrade: …`) and dpkg.log actions
+/// (`2025-06-11 06:25:40 upgrade nvidia-driver-535 …`). Compared without regard to case.
+const NOT_HOSTS: [&str; 24] = [
+    "alert",
+    "configure",
+    "conffile",
+    "crit",
+    "critical",
+    "ddebug",
+    "debug",
+    "emerg",
+    "err",
+    "error",
+    "fatal",
+    "info",
+    "install",
+    "notice",
+    "purge",
+    "remove",
+    "startup",
+    "status",
+    "subdebug",
+    "trace",
+    "trigproc",
+    "upgrade",
+    "warn",
+    "warning",
+];
+
+/// Whether the word after a syslog time stamp can be a host: a name of letters, digits, dots,
+/// dashes and underscores with at least one letter or digit (an IPv4 address is one), or an IPv6
+/// address; never a lone punctuation mark, a log level or a package-log action.
+pub fn plausible_host(h: &[u8]) -> bool {
+    let name = h
+        .iter()
+        .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b'_'));
+    let ipv6 = h.iter().filter(|&&c| c == b':').count() >= 2
+        && h.iter()
+            .all(|&c| c.is_ascii_hexdigit() || matches!(c, b':' | b'.'));
+    (name || ipv6)
+        && h.iter().any(u8::is_ascii_alphanumeric)
+        && !NOT_HOSTS
+            .iter()
+            .any(|w| w.as_bytes().eq_ignore_ascii_case(h))
+}
+
 /// After the time: `host tag[pid]: msg`, possibly with a kernel `[uptime]` after the tag.
 fn host_and_tag<'a>(
     line: &'a [u8],
@@ -17,7 +64,7 @@ fn host_and_tag<'a>(
     i += 1;
     let host_end = i + line[i..].iter().take(255).position(|&c| c == b' ')?;
     let host = &line[i..host_end];
-    if host.is_empty() || host.ends_with(b":") || !host.iter().all(|&c| c.is_ascii_graphic()) {
+    if !plausible_host(host) {
         return None;
     }
     let mut msg = host_end + 1;
@@ -163,6 +210,7 @@ pub fn talos(line: &[u8]) -> Option<Prefix<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::formats::parse_prefix;
 
     #[test]
     fn rfc3164_with_inner_uptime() {
@@ -198,5 +246,58 @@ mod tests {
         let p = talos(l).unwrap();
         assert_eq!(p.host, Some(&b"192.168.11.119"[..]));
         assert!(l[p.msg_start..].starts_with(b"NVRM"));
+    }
+
+    #[test]
+    fn iso_syslog_hosts_are_read() {
+        for (l, host) in [
+            (
+                &b"2026-03-14T02:13:07.412+00:00 gpu-node-07 kernel: NVRM: Xid (PCI:0000:3b:00): 79"[..],
+                &b"gpu-node-07"[..],
+            ),
+            (
+                b"2026-03-14T02:13:07.412+00:00 gpu-node-07.cluster.example kernel: x",
+                b"gpu-node-07.cluster.example",
+            ),
+            (b"2026-03-14T02:13:07Z node_12 kernel: x", b"node_12"),
+            (b"2026-03-14T02:13:07Z 10.1.2.3 kernel: x", b"10.1.2.3"),
+            (b"2026-03-14T02:13:07Z fe80::1 kernel: x", b"fe80::1"),
+            (b"2026-03-14T02:13:07Z INFRA-7 kernel: x", b"INFRA-7"),
+        ] {
+            let p = rfc3339(l).unwrap_or_else(|| panic!("{}", String::from_utf8_lossy(l)));
+            assert_eq!(p.host, Some(host), "{}", String::from_utf8_lossy(l));
+            assert_eq!(p.shape, Shape::SyslogIso);
+        }
+        let l = b"Mar 14 02:13:07 gpu-node-07 kernel: [1795955.589904] NVRM: x";
+        assert_eq!(rfc3164(l).unwrap().host, Some(&b"gpu-node-07"[..]));
+    }
+
+    #[test]
+    fn words_that_are_no_host_are_not_taken_for_one() {
+        for l in [
+            &b"2026-03-14 02:13:07,412 | ERROR | trainer | CUDA error: an illegal memory access"[..],
+            b"2026-03-14 02:13:07,412 - INFO - rank 3 started",
+            b"2026-03-14 02:13:07,412 WARNING trainer: loss is nan",
+            b"2025-06-11 06:25:40 upgrade nvidia-driver-535:amd64 535.161.08 535.183.01",
+            b"2025-06-11 06:25:31 install libnvidia-cfg1-535:amd64 <none> 535.183.01",
+            b"2025-06-11 06:26:02 status installed nvidia-driver-535:amd64 535.183.01",
+            b"2025-04-02T09:14:51+0000 SUBDEBUG Upgrade: nvidia-driver-3:550.54.15-1.el8.x86_64",
+            b"2026-03-14T02:13:07Z ... kernel: x",
+            b"2026-03-14T02:13:07Z <gpu> kernel: x",
+            b"Mar 14 02:13:07 | ERROR | trainer | x",
+        ] {
+            let p = parse_prefix(l);
+            assert!(
+                p.and_then(|p| p.host).is_none(),
+                "{} gave host {:?}",
+                String::from_utf8_lossy(l),
+                p.and_then(|p| p.host).map(String::from_utf8_lossy)
+            );
+        }
+        // the Python logging line is still read as a timed job-log line
+        let l = b"2026-03-14 02:13:07,412 | ERROR | trainer | CUDA error";
+        let p = parse_prefix(l).unwrap();
+        assert_eq!(p.shape, Shape::JobBracket);
+        assert!(p.stamp.wall.is_some());
     }
 }

@@ -11,13 +11,14 @@
 //! one more block there, drawn on a [`timeline::Axis`] like the timeline.
 
 mod curve;
-mod postmortem;
+mod sections;
 mod timeline;
 
 use super::json::{EventJson, IncidentJson, Report};
+use super::postmortem::{self as pm, when};
 use super::redact::Redactor;
 use crate::catalog::Catalog;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fmt::Write;
 
 /// Most rows of the event table (the JSON keeps all).
@@ -67,31 +68,6 @@ pub fn escape(s: &str) -> String {
     o
 }
 
-/// A report time for people: `2026-03-14T02:13:07.412000Z` → `2026-03-14 02:13:07.412`.
-fn pretty(iso: &str) -> String {
-    let t = iso.trim_end_matches('Z').replacen('T', " ", 1);
-    match t.split_once('.') {
-        Some((a, f)) => {
-            let f = f.trim_end_matches('0');
-            if f.is_empty() {
-                a.to_string()
-            } else {
-                format!("{a}.{f}")
-            }
-        }
-        None => t,
-    }
-}
-
-/// Wall time (with its quality), or kernel uptime, of an event.
-fn when(e: &EventJson) -> String {
-    match (&e.time, e.uptime_s) {
-        (Some(t), _) => pretty(t),
-        (None, Some(u)) => format!("uptime {u:.6} s"),
-        _ => "no time".into(),
-    }
-}
-
 /// How the page writes text from the report: redacted (when asked) and escaped; and which
 /// events have a table row that links can point to.
 struct Page<'a> {
@@ -116,14 +92,6 @@ impl Page<'_> {
             None => escape(s),
         }
     }
-}
-
-/// The incident that gives the verdict (same layer and summary).
-fn verdict_incident(r: &Report) -> Option<&IncidentJson> {
-    r.incidents.iter().find(|i| {
-        i.root_cause.layer == r.verdict.root_cause_layer
-            && i.root_cause.summary == r.verdict.summary
-    })
 }
 
 fn badge(p: &Page, layer: &str) -> String {
@@ -183,9 +151,13 @@ footer{color:#666;font-size:12px;margin-top:30px}\n",
 pub fn render(r: &Report, catalog: &Catalog, redactor: Option<&Redactor>) -> String {
     let p = Page {
         redactor,
-        rows: table_rows(r).0.iter().map(|e| e.id.as_str()).collect(),
+        rows: pm::table_rows(r, MAX_TABLE_ROWS)
+            .0
+            .iter()
+            .map(|e| e.id.as_str())
+            .collect(),
     };
-    let events: BTreeMap<&str, &EventJson> = r.events.iter().map(|e| (e.id.as_str(), e)).collect();
+    let events = pm::index(r);
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -247,7 +219,7 @@ pub fn render(r: &Report, catalog: &Catalog, redactor: Option<&Redactor>) -> Str
         let _ = write!(o, r##"<a href="#{id}">{name}</a>"##);
     }
     let _ = writeln!(o, "</nav>\n</header>");
-    postmortem::impact(&p, r, &mut o);
+    sections::impact(&p, r, &events, &mut o);
     timeline_section(&p, r, &mut o);
     let _ = writeln!(o, r#"<section id="incidents"><h2>Incidents</h2>"#);
     if r.incidents.is_empty() {
@@ -257,11 +229,11 @@ pub fn render(r: &Report, catalog: &Catalog, redactor: Option<&Redactor>) -> Str
         incident(&p, r, inc, &events, catalog, &mut o);
     }
     let _ = writeln!(o, "</section>");
-    postmortem::suspect_gpus(&p, r, &mut o);
-    postmortem::job(&p, r, &events, &mut o);
+    sections::suspect_gpus(&p, r, &mut o);
+    sections::job(&p, r, &events, &mut o);
     event_table(&p, r, &mut o);
-    postmortem::inputs(&p, r, &mut o);
-    postmortem::attach(&p, r, &mut o);
+    sections::inputs(&p, r, &mut o);
+    sections::attach(&p, r, &mut o);
     let _ = writeln!(
         o,
         "<footer>Written offline by faultline {} from the inputs listed above; times are UTC.</footer>\n</main>\n</body>\n</html>",
@@ -302,7 +274,7 @@ fn incident(
     p: &Page,
     r: &Report,
     inc: &IncidentJson,
-    events: &BTreeMap<&str, &EventJson>,
+    events: &std::collections::BTreeMap<&str, &EventJson>,
     catalog: &Catalog,
     o: &mut String,
 ) {
@@ -323,55 +295,14 @@ fn incident(
         p.t(&rc.summary)
     );
     let _ = writeln!(o, r#"<dl class="kv">"#);
-    let window = match (&inc.start, &inc.end) {
-        (Some(a), Some(b)) => {
-            let dur = match (
-                chrono::DateTime::parse_from_rfc3339(a),
-                chrono::DateTime::parse_from_rfc3339(b),
-            ) {
-                (Ok(x), Ok(y)) => format!(
-                    " ({})",
-                    timeline::human_span((y - x).num_microseconds().unwrap_or(0))
-                ),
-                _ => String::new(),
-            };
-            if a == b {
-                pretty(a)
-            } else {
-                format!("{} → {}{dur}", pretty(a), pretty(b))
-            }
-        }
-        _ => {
-            let ups: Vec<f64> = inc
-                .events
-                .iter()
-                .filter_map(|id| events.get(id.as_str()))
-                .filter_map(|e| e.uptime_s)
-                .collect();
-            match (
-                ups.iter().copied().reduce(f64::min),
-                ups.iter().copied().reduce(f64::max),
-            ) {
-                (Some(a), Some(b)) => format!(
-                    "kernel uptime {a:.3} s → {b:.3} s ({}); no wall time in these lines",
-                    timeline::human_span(((b - a) * 1e6) as i64)
-                ),
-                _ => "no time in these lines".to_string(),
-            }
-        }
-    };
+    let window = pm::window(inc, events);
     let rows = [
         ("Kind", inc.kind.to_string()),
         ("Window", window),
-        (
-            "Rule",
-            rc.rule
-                .clone()
-                .unwrap_or_else(|| "none fitted: the most severe event decides".into()),
-        ),
-        ("Hosts", postmortem::list(&inc.hosts)),
-        ("GPUs", postmortem::list(&inc.gpus)),
-        ("Ranks", postmortem::ranks(&inc.ranks)),
+        ("Rule", pm::rule(inc)),
+        ("Hosts", pm::list(&inc.hosts)),
+        ("GPUs", pm::list(&inc.gpus)),
+        ("Ranks", pm::ranks(&inc.ranks)),
     ];
     for (k, v) in rows {
         let _ = writeln!(o, "<dt>{k}</dt><dd>{}</dd>", p.t(&v));
@@ -380,7 +311,7 @@ fn incident(
     if let Some(sd) = &inc.slowdown {
         curve::section(&|s: &str| p.t(s), sd, o);
     }
-    postmortem::chain(p, r, inc, events, o);
+    sections::chain(p, r, inc, events, o);
     let _ = writeln!(o, "<h4>Evidence (verbatim, path:line)</h4>\n<pre>");
     for id in &rc.evidence {
         if let Some(e) = events.get(id.as_str()) {
@@ -393,7 +324,7 @@ fn incident(
         }
     }
     let _ = writeln!(o, "</pre>");
-    let buckets = postmortem::resolution(rc, events, catalog);
+    let buckets = pm::resolution(inc, events, catalog);
     if !buckets.is_empty() {
         let _ = writeln!(o, "<h4>NVIDIA resolution bucket</h4>\n<ul>");
         for b in buckets {
@@ -437,25 +368,8 @@ fn incident(
     let _ = writeln!(o, "</ol>\n</article>");
 }
 
-/// The events of the table: severity warning or worse, and every evidence line, at most
-/// [`MAX_TABLE_ROWS`]; with the count before the cap.
-fn table_rows(r: &Report) -> (Vec<&EventJson>, usize) {
-    let evidence: BTreeSet<&str> = r
-        .incidents
-        .iter()
-        .flat_map(|i| i.root_cause.evidence.iter().map(String::as_str))
-        .collect();
-    let rows: Vec<&EventJson> = r
-        .events
-        .iter()
-        .filter(|e| e.severity != "info" || evidence.contains(e.id.as_str()))
-        .collect();
-    let n = rows.len();
-    (rows.into_iter().take(MAX_TABLE_ROWS).collect(), n)
-}
-
 fn event_table(p: &Page, r: &Report, o: &mut String) {
-    let (rows, n) = table_rows(r);
+    let (rows, n) = pm::table_rows(r, MAX_TABLE_ROWS);
     let _ = writeln!(
         o,
         r#"<section id="events"><h2>Events</h2>

@@ -2,9 +2,12 @@
 //! post-mortem and a self-contained HTML post-mortem, all built from one [`json::Report`] value
 //! so that they agree.
 
+#[cfg(test)]
+mod fixture;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod postmortem;
 pub mod redact;
 pub mod text;
 
@@ -50,4 +53,14 @@ pub fn known_hosts(a: &crate::Analysis) -> std::collections::BTreeSet<String> {
     // IP-address "hosts" are handled by the address rule
     hosts.retain(|h| !h.bytes().all(|c| c.is_ascii_digit() || c == b'.'));
     hosts
+}
+
+/// Every GPU serial number an analysis knows (inventories and identities read from lines).
+pub fn known_serials(a: &crate::Analysis) -> std::collections::BTreeSet<String> {
+    let mut serials = std::collections::BTreeSet::new();
+    for r in &a.inputs {
+        serials.extend(r.gpus.iter().filter_map(|g| g.serial.clone()));
+    }
+    serials.extend(a.identities.values().filter_map(|(_, s)| s.clone()));
+    serials
 }

@@ -16,6 +16,7 @@ pub struct Redactor {
     secret: Regex,
     uuid: Regex,
     serial: Regex,
+    serial_values: Option<Regex>,
 }
 
 /// FNV-1a, 32 bits: a fixed hash, the same on every machine and run.
@@ -65,7 +66,21 @@ impl Redactor {
             .expect("static"),
             uuid: Regex::new(r"GPU-[0-9a-fA-F]{8}-[0-9a-fA-F-]{27}").expect("static"),
             serial: Regex::new(r"(?i)(serial(?: number)?(?: is)?\W{0,6})(\d{6,})").expect("static"),
+            serial_values: None,
         }
+    }
+
+    /// Also hides these serial numbers wherever they stand (a report table holds a serial with no
+    /// `serial` word before it), when serials are to be hidden at all.
+    pub fn with_serials(mut self, values: &BTreeSet<String>) -> Redactor {
+        let mut v: Vec<&String> = values.iter().filter(|s| s.len() >= 4).collect();
+        v.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        if self.serials && !v.is_empty() {
+            let alt: Vec<String> = v.iter().map(|s| regex::escape(s)).collect();
+            self.serial_values =
+                Some(Regex::new(&format!(r"\b(?:{})\b", alt.join("|"))).expect("escaped values"));
+        }
+        self
     }
 
     /// Redacts one text (a whole rendered report).
@@ -126,6 +141,11 @@ impl Redactor {
                     format!("{}{}", &c[1], alias("serial", &c[2]))
                 })
                 .into_owned();
+            if let Some(v) = &self.serial_values {
+                t = v
+                    .replace_all(&t, |c: &Captures| alias("serial", &c[0]))
+                    .into_owned();
+            }
         }
         t
     }
@@ -165,5 +185,13 @@ mod tests {
             !s.contains("12345678") && !s.contains("1324021076543"),
             "{s}"
         );
+        // a serial alone in a table cell: hidden when known, with the alias of its labelled form
+        let known: BTreeSet<String> = ["1324021076543".to_string()].into();
+        let with = Redactor::new(&hosts, true).with_serials(&known);
+        let labelled = s.rsplit(' ').next().unwrap();
+        assert!(labelled.starts_with("serial-"), "{s}");
+        assert_eq!(with.apply("| 1324021076543 |"), format!("| {labelled} |"));
+        let kept = Redactor::new(&hosts, false).with_serials(&known);
+        assert_eq!(kept.apply("| 1324021076543 |"), "| 1324021076543 |");
     }
 }

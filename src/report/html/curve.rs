@@ -1,8 +1,9 @@
 //! The throughput curve of a slowdown incident: one SVG line chart of the trainer's own figure
 //! (step time or throughput) with the slow phase shaded and the two levels drawn as dashed lines.
 
-use super::{escape, pretty};
+use super::escape;
 use crate::report::json::SlowdownJson;
+use crate::report::postmortem::pretty;
 use std::fmt::Write;
 
 const W: f64 = 900.0;

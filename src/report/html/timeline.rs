@@ -9,6 +9,7 @@
 
 use super::Page;
 use crate::report::json::{EventJson, Report};
+use crate::report::postmortem::human_span;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
@@ -245,20 +246,6 @@ fn inner(s: &Seg, t: i64) -> f64 {
     }
 }
 
-/// A duration for people: `42 s`, `12 min`, `4.1 h`, `3.0 d`.
-pub fn human_span(us: i64) -> String {
-    let s = us as f64 / 1e6;
-    if s < 120.0 {
-        format!("{s:.0} s")
-    } else if s < 7200.0 {
-        format!("{:.0} min", s / 60.0)
-    } else if s < 172_800.0 {
-        format!("{:.1} h", s / 3600.0)
-    } else {
-        format!("{:.1} d", s / 86400.0)
-    }
-}
-
 /// Wall time of an event in microseconds, parsed back from the report.
 pub fn wall_us(e: &EventJson) -> Option<i64> {
     e.time
@@ -333,22 +320,17 @@ fn lane_key(e: &EventJson) -> LaneKey<'_> {
 /// Renders every panel: one `<figure>` with its caption and SVG per clock.
 pub fn render(p: &Page, r: &Report) -> String {
     // the primary fault of each incident, and which of them is the verdict's
-    let mut primaries: BTreeMap<&str, (String, bool)> = BTreeMap::new();
-    let top = super::verdict_incident(r).map(|i| i.id.as_str());
-    for inc in &r.incidents {
-        if let Some(ev) = inc.root_cause.evidence.first() {
-            let is_top = Some(inc.id.as_str()) == top;
-            let label = if is_top {
-                format!("{}: first fault", inc.id)
+    let primaries: BTreeMap<&str, (String, bool)> = crate::report::postmortem::primaries(r)
+        .into_iter()
+        .map(|(ev, (inc, top))| {
+            let label = if top {
+                format!("{inc}: first fault")
             } else {
-                inc.id.clone()
+                inc.to_string()
             };
-            primaries
-                .entry(ev.as_str())
-                .and_modify(|v| v.1 |= is_top)
-                .or_insert((label, is_top));
-        }
-    }
+            (ev, (label, top))
+        })
+        .collect();
     let suspects: BTreeSet<(Option<&str>, &str)> = r
         .gpus
         .iter()
@@ -645,85 +627,7 @@ mod tests {
         assert!((one.x(5) - 50.0).abs() < 1e-9);
     }
 
-    use crate::report::json::{IncidentJson, RootCauseJson, SourceJson, Tool, VerdictJson};
-
-    fn event(n: usize, host: String, sev: &'static str) -> EventJson {
-        EventJson {
-            id: format!("e{n}"),
-            time: Some(crate::report::iso_us(
-                1_773_454_387_000_000 + n as i64 * 1_000_000,
-            )),
-            time_quality: "exact",
-            host: Some(host),
-            source: SourceJson {
-                path: "kern.log".into(),
-                line: n as u64 + 1,
-            },
-            kind: "xid".into(),
-            code: Some(13),
-            gpu: Some("0000:3b:00.0".into()),
-            gpu_uuid: None,
-            rank: None,
-            layer: "application",
-            severity: sev,
-            title: "Graphics engine exception".into(),
-            message: format!("line {n}"),
-            uptime_s: None,
-            details: BTreeMap::new(),
-            also_seen: vec![],
-        }
-    }
-
-    /// 150 hosts with one GPU lane each and 3200 events; the primary fault sits on the last host.
-    fn crowded() -> Report {
-        let mut events: Vec<EventJson> = (0..3200)
-            .map(|n| {
-                let sev = if n % 2 == 0 { "info" } else { "error" };
-                event(n, format!("node-{:03}", n % 150), sev)
-            })
-            .collect();
-        events[3199].host = Some("node-zzz".into());
-        Report {
-            schema: "faultline/report/v1",
-            tool: Tool {
-                name: "faultline",
-                version: "test",
-            },
-            inputs: vec![],
-            incidents: vec![IncidentJson {
-                id: "i1".into(),
-                start: None,
-                end: None,
-                kind: "failure",
-                hosts: vec![],
-                gpus: vec![],
-                ranks: vec![],
-                root_cause: RootCauseJson {
-                    layer: "application",
-                    confidence: 0.5,
-                    summary: "s".into(),
-                    evidence: vec!["e3199".into()],
-                    responsibility: "user".into(),
-                    rule: None,
-                },
-                alternatives: vec![],
-                actions: vec![],
-                events: events.iter().map(|e| e.id.clone()).collect(),
-                consequences: BTreeMap::new(),
-                missing_data: vec![],
-                slowdown: None,
-            }],
-            events,
-            verdict: VerdictJson {
-                root_cause_layer: "application",
-                summary: "s".into(),
-            },
-            hosts: vec![],
-            gpus: vec![],
-            job: None,
-            notes: vec![],
-        }
-    }
+    use crate::report::fixture::crowded;
 
     #[test]
     fn crowded_pictures_fold_lanes_and_marks_but_keep_the_first_fault() {
@@ -749,13 +653,5 @@ mod tests {
             svg.contains("1600 of 3200 events not drawn"),
             "the caption says so"
         );
-    }
-
-    #[test]
-    fn spans_read_in_suitable_units() {
-        assert_eq!(human_span(42_000_000), "42 s");
-        assert_eq!(human_span(12 * 60_000_000), "12 min");
-        assert_eq!(human_span(4 * 3_600_000_000 + 360_000_000), "4.1 h");
-        assert_eq!(human_span(3 * 86_400_000_000), "3.0 d");
     }
 }

@@ -1,0 +1,226 @@
+//! The sections of the Markdown report after the incidents: suspect GPUs (identity, RMA
+//! criteria, counters), the job, the inputs, and what to attach.
+
+use super::cite;
+use super::escape::{row, Md};
+use crate::report::json::{EventJson, Report};
+use crate::report::postmortem::{self as pm, Attach};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// Suspect GPUs: the identity vendors ask for, then per GPU the RMA criteria and the raised counters.
+pub(super) fn suspect_gpus(m: Md, r: &Report, o: &mut String) {
+    if r.incidents.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "## Suspect GPUs\n");
+    let suspects = pm::suspects(r);
+    if suspects.is_empty() {
+        let _ = writeln!(
+            o,
+            "None: no root cause names a GPU whose identity the inputs tell.\n"
+        );
+        return;
+    }
+    let head = [
+        "host", "bus id", "UUID", "serial", "model", "VBIOS", "driver", "kernel",
+    ];
+    let _ = writeln!(o, "{}", row(&head.map(String::from)));
+    let _ = writeln!(o, "{}", row(&head.map(|_| "---".to_string())));
+    for s in &suspects {
+        let g = s.gpu;
+        let c = |x: Option<&str>| x.map_or("-".into(), |x| m.code_cell(x));
+        let cells = [
+            m.text(g.host.as_deref().unwrap_or("-")),
+            m.code_cell(&g.bus_id),
+            c(g.uuid.as_deref()),
+            c(g.serial.as_deref()),
+            m.text(g.name.as_deref().unwrap_or("-")),
+            c(g.vbios.as_deref()),
+            c(s.driver),
+            c(s.kernel),
+        ];
+        let _ = writeln!(o, "{}", row(&cells));
+    }
+    let _ = writeln!(o);
+    for s in &suspects {
+        let g = s.gpu;
+        let _ = writeln!(o, "### GPU {}\n", m.text(&s.name()));
+        let _ = writeln!(
+            o,
+            "{}\n",
+            if s.rma_met() {
+                "**RMA criteria: met**"
+            } else {
+                "**RMA criteria: not met by these inputs** (run the field diagnostic before an RMA)"
+            }
+        );
+        for c in &s.criteria {
+            let _ = writeln!(
+                o,
+                "- {} — {}: {}",
+                if c.met { "✔ met" } else { "✘ not met" },
+                c.name,
+                m.text(&c.why)
+            );
+        }
+        let _ = writeln!(o);
+        if g.state.is_empty() {
+            let _ = writeln!(
+                o,
+                "**Counters as read:** no nvidia-smi dump or bug report of this GPU in the inputs: attach `nvidia-smi -q` output.\n"
+            );
+            continue;
+        }
+        if s.raised.is_empty() {
+            let _ = writeln!(
+                o,
+                "**Counters as read:** none of {} raised (no errors, nothing pending, no slowdown active).\n",
+                g.state.len()
+            );
+            continue;
+        }
+        let _ = writeln!(
+            o,
+            "**Counters as read:** {} of {} raised (non-zero counts, `Yes`, `Active`; temperatures and histograms aside):\n",
+            s.raised.len(),
+            g.state.len()
+        );
+        let _ = writeln!(o, "| counter | value |\n|---|---|");
+        for (k, v) in &s.raised {
+            let _ = writeln!(o, "{}", row(&[m.text(k), m.code_cell(v)]));
+        }
+        let _ = writeln!(o);
+    }
+}
+
+/// The distributed job: size, missing and silent ranks, straggler, clock skew, work lost.
+pub(super) fn job(m: Md, r: &Report, events: &BTreeMap<&str, &EventJson>, o: &mut String) {
+    let Some(j) = pm::job(r, events) else { return };
+    let _ = writeln!(o, "## Job\n");
+    let _ = writeln!(
+        o,
+        "- **World size:** {}; {} ranks seen on {} hosts",
+        j.world_size
+            .map_or("unknown".to_string(), |w| w.to_string()),
+        j.ranks_seen,
+        j.hosts
+    );
+    if !j.missing.is_empty() {
+        let _ = writeln!(
+            o,
+            "- **Ranks no line names:** {}",
+            m.text(&pm::ranks(j.missing))
+        );
+    }
+    if !j.silent.is_empty() {
+        let _ = writeln!(
+            o,
+            "- **Ranks without a timeout:** {}",
+            m.text(&pm::ranks(j.silent))
+        );
+    }
+    if let Some((rank, c)) = j.straggler {
+        let _ = writeln!(
+            o,
+            "- **Straggler:** rank {rank} (last completed collective {c})"
+        );
+    }
+    if !j.skews.is_empty() {
+        let _ = writeln!(o, "- **Clock skew:** {}", m.text(&j.skews.join(", ")));
+    }
+    if let Some(w) = j.work_lost_s {
+        let _ = writeln!(o, "- **Work lost:** {}", pm::human_span(w * 1_000_000));
+    }
+    if let Some(e) = j.last_checkpoint {
+        let _ = writeln!(
+            o,
+            "- **Last checkpoint:** {} ({})",
+            m.text(&pm::when(e)),
+            cite(m, e)
+        );
+    }
+    let _ = writeln!(o);
+}
+
+/// The inputs with their line accounting and warnings, the notes and the coverage gaps.
+pub(super) fn inputs(m: Md, r: &Report, o: &mut String) {
+    let _ = writeln!(o, "## Inputs\n");
+    let head = [
+        "path",
+        "format",
+        "host",
+        "lines",
+        "recognized",
+        "events",
+        "warnings",
+    ];
+    let _ = writeln!(o, "{}", row(&head.map(String::from)));
+    let _ = writeln!(o, "{}", row(&head.map(|_| "---".to_string())));
+    for i in &r.inputs {
+        let cells = [
+            m.code_cell(&i.path),
+            m.text(i.format),
+            m.text(i.host.as_deref().unwrap_or("-")),
+            i.lines.to_string(),
+            i.lines_recognized.to_string(),
+            i.events.to_string(),
+            m.text(&i.warnings.join("; ")),
+        ];
+        let _ = writeln!(o, "{}", row(&cells));
+    }
+    let _ = writeln!(o);
+    if !r.notes.is_empty() {
+        let _ = writeln!(o, "**Notes:**\n");
+        for n in &r.notes {
+            let _ = writeln!(o, "- {}", m.text(n));
+        }
+        let _ = writeln!(o);
+    }
+    let gaps: Vec<&String> = r
+        .hosts
+        .iter()
+        .flat_map(|h| h.coverage_gaps.iter())
+        .collect();
+    if !gaps.is_empty() {
+        let _ = writeln!(o, "**Coverage gaps:**\n");
+        for g in gaps {
+            let _ = writeln!(o, "- {}", m.text(g));
+        }
+        let _ = writeln!(o);
+    }
+}
+
+/// What to attach to the ticket.
+pub(super) fn attach(m: Md, r: &Report, o: &mut String) {
+    let _ = writeln!(o, "## What to attach\n");
+    for a in pm::attach(r) {
+        let _ = match a {
+            Attach::BugReportOfUnnamedHost => writeln!(
+                o,
+                "- `nvidia-bug-report.log.gz` of the host these lines came from (its name is in no line: pass `PATH@HOST`)"
+            ),
+            Attach::BugReport { host, present } => writeln!(
+                o,
+                "- `nvidia-bug-report.log.gz` of {} (`sudo nvidia-bug-report.sh`, before a reboot when possible){}",
+                m.text(host),
+                if present { " — already among the inputs" } else { "" }
+            ),
+            Attach::KernelLog { host } => writeln!(
+                o,
+                "- the kernel log of {} for the incident window (`journalctl -k` of that boot, or `/var/log/kern.log`)",
+                m.text(host)
+            ),
+            Attach::FabricManagerLog => writeln!(
+                o,
+                "- the fabric manager log (`/var/log/fabricmanager.log`) of the NVSwitch hosts"
+            ),
+            Attach::Missing(x) => writeln!(o, "- {}", m.text(&x)),
+            Attach::ThisReport => writeln!(
+                o,
+                "- this report, and the JSON report of the same inputs (`faultline analyze --format json`) for tooling"
+            ),
+        };
+    }
+    let _ = writeln!(o);
+}
