@@ -113,6 +113,7 @@ fn to_raw(index: usize, loc: Located, catalog: &Catalog) -> RawEvent {
         boot: 0,
         recognizer: d.recognizer,
         attrs: d.attrs,
+        bmc: d.bmc,
     }
 }
 
@@ -216,6 +217,7 @@ pub fn process(
                     boot: 0,
                     recognizer: "dcgmi-diag".into(),
                     attrs: e.attrs,
+                    bmc: false,
                 });
             }
         }
@@ -462,6 +464,7 @@ fn smi_events(
             boot: 0,
             recognizer: "nvidia-smi-q".into(),
             attrs: e.attrs.clone(),
+            bmc: false,
         });
     }
 }

@@ -4,6 +4,7 @@
 pub mod journal_json;
 
 use crate::events::{Draft, RecognizerSet, Record};
+use crate::formats::record::Scope;
 use crate::formats::{parse_head, Shape};
 use crate::model::LineStamp;
 use rayon::prelude::*;
@@ -50,7 +51,7 @@ pub struct ScanOutput {
     /// Lines longer than [`MAX_RECORD_BYTES`].
     pub long_lines: u64,
     /// Count of lines per prefix shape (for format detection and reporting).
-    pub shapes: [u64; 16],
+    pub shapes: [u64; crate::formats::SHAPES],
 }
 
 /// Undoes rsyslog/kmsg escapes of newlines and cuts overly long text.
@@ -346,9 +347,27 @@ fn candidate(
             true
         }
     });
+    let mut record = None;
     let (stamp, borrowed, lender_host) = match head.prefix {
         Some(p) if !p.stamp.is_empty() => (p.stamp, false, None),
-        _ => borrow_stamp(buf, head_start, e),
+        Some(p) if p.shape == Shape::DmesgDelta => {
+            let wall = crate::formats::kernel::reltime_stamp(buf, head_start);
+            (
+                LineStamp {
+                    wall,
+                    mono_us: None,
+                },
+                false,
+                None,
+            )
+        }
+        _ => match crate::formats::record::record_stamp(buf, head_start, e) {
+            Some(r) => {
+                record = (r.scope == Scope::Record).then_some(r.span);
+                (r.stamp, r.scope == Scope::File, None)
+            }
+            None => borrow_stamp(buf, head_start, e),
+        },
     };
     let host = head.prefix.and_then(|p| p.host).map(lossy).or(lender_host);
     let mut message = String::new();
@@ -358,6 +377,12 @@ fn candidate(
         }
         let cut = &p[..p.len().min(MAX_MESSAGE_BYTES)];
         message.push_str(&String::from_utf8_lossy(cut));
+    }
+    let mut body = body;
+    if let Some(text) = record.and_then(|span| record_text(buf, span)) {
+        // the whole record is the evidence, and tells apart records that name the same id
+        body = format!("{body}\n{text}");
+        message = text;
     }
     let had_prefix = head.prefix.is_some();
     for d in drafts {
@@ -377,6 +402,25 @@ fn candidate(
         }
     }
     (!had_prefix, e)
+}
+
+/// Records longer than this many lines keep only the lines that named the event as evidence.
+const MAX_RECORD_LINES: usize = 24;
+
+/// The verbatim lines of a key/value record (lclog, getsel, Redfish object, apt transaction).
+fn record_text(buf: &[u8], (start, end): (usize, usize)) -> Option<String> {
+    let lines: Vec<&[u8]> = buf[start..end]
+        .split(|&c| c == b'\n')
+        .map(trim_cr)
+        .collect();
+    if lines.len() < 2 || lines.len() > MAX_RECORD_LINES {
+        return None;
+    }
+    let cut: Vec<String> = lines
+        .iter()
+        .map(|l| lossy(&l[..l.len().min(MAX_MESSAGE_BYTES)]))
+        .collect();
+    Some(cut.join("\n"))
 }
 
 /// Finds the nearest line with a time: up to 256 lines back, then up to 256 lines forward.
