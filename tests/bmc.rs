@@ -97,7 +97,7 @@ fn a_failed_fan_before_a_gpu_loss_makes_it_thermal_power() {
     assert_eq!(inc["root_cause"]["responsibility"], "operator");
     assert_eq!(
         inc["root_cause"]["summary"],
-        "GPU 0000:cb:00.0 on gpu-node-21 fell off the bus 12 min after the BMC logged: Fan failure (FAN0001)"
+        "GPU 0000:cb:00.0 on gpu-node-21 fell off the bus 12 min after the BMC logged: Fan failure (FAN0001: Fan 6A RPM is less than the lower critical threshold)"
     );
     let fan = &of_kind(&r, "fan_fault")[0];
     assert!(inc["root_cause"]["evidence"]
@@ -351,6 +351,42 @@ fn device_plugin_unhealthy_gpu_follows_the_kernel_xid() {
             .all(|e| !ev.contains(&format!("\"{}\"", e["id"].as_str().unwrap()))),
         "a consequence is never the evidence of the cause: {ev}"
     );
+}
+
+#[test]
+fn redfish_and_sel_of_a_failed_fan_before_a_gpu_loss() {
+    let r = analyze_json(&["corpus/bmc-redfish-sel-fan-gpu-lost/"]);
+    assert_eq!(r["verdict"]["root_cause_layer"], "thermal_power");
+    // seven SEL assertions/deassertions seen twice: four events, each citing both routes
+    let bmc: Vec<Value> = events(&r)
+        .into_iter()
+        .filter(|e| e["kind"] == "fan_fault" || e["kind"] == "bmc_thermal")
+        .collect();
+    assert_eq!(bmc.len(), 4, "{bmc:?}");
+    for e in &bmc {
+        assert!(e["source"]["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("redfish-sel-entries.json"));
+        assert_eq!(e["time_quality"], "exact");
+        let seen = e["also_seen"].to_string();
+        assert!(seen.contains("sel-elist.txt"), "{e}");
+        // the pretty-printed object is the evidence
+        let m = e["message"].as_str().unwrap();
+        assert!(
+            m.contains("\"Created\": \"2026-02-11T03:") && m.contains("\"MessageId\""),
+            "{m}"
+        );
+    }
+    assert_eq!(bmc[0]["time"], "2026-02-11T09:41:09.000000Z");
+    let inc = by_rule(&r, "bmc-cooling-then-gpu-lost");
+    assert_eq!(
+        inc["root_cause"]["summary"],
+        "GPU 0000:cb:00.0 on gpu-node-31 fell off the bus 13 min after the BMC logged: Fan failure (FAN0001: Fan 6A RPM is less than the lower critical threshold)"
+    );
+    assert_eq!(inc["root_cause"]["evidence"][1], bmc[0]["id"]);
+    assert!(inc.get("consequences").is_none(), "{inc}");
+    assert_eq!(inc["alternatives"][0]["layer"], "hardware");
 }
 
 /// The same three BMC records through the SEL (no zone) and Redfish (`-05:00`).

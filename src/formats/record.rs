@@ -354,6 +354,27 @@ pub fn record_stamp(buf: &[u8], start: usize, end: usize) -> Option<RecordTime> 
     None
 }
 
+/// The human-readable message of a record: `Message = …` (lclog), `Description: …` (getsel),
+/// `"Message": "…"` (Redfish, one-line or pretty-printed).
+pub fn record_message(text: &[u8]) -> Option<String> {
+    for l in text.split(|&c| c == b'\n') {
+        let t = trim_cr(l).trim_ascii();
+        let value = after_key(t, b"Message", b'=').or_else(|| after_key(t, b"Description", b':'));
+        if let Some(v) = value.filter(|v| !v.is_empty()) {
+            return Some(String::from_utf8_lossy(v).into_owned());
+        }
+        let json = memchr::memmem::find(t, b"\"Message\"").and_then(|p| {
+            let rest = t[p + 9..].trim_ascii_start().strip_prefix(b":")?;
+            let rest = rest.trim_ascii_start().strip_prefix(b"\"")?;
+            Some(&rest[..memchr::memchr(b'"', rest)?])
+        });
+        if let Some(v) = json {
+            return Some(String::from_utf8_lossy(v).into_owned());
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -427,6 +448,27 @@ mod tests {
             at(pretty, "\"MessageId\": \"IDRAC.2.9.FAN0001").unwrap().0,
             t(2026, 3, 14, 2, 12, 40)
         );
+    }
+
+    #[test]
+    fn record_messages() {
+        let lclog = b"Message ID      = FAN0001\nMessage         = Fan 6A RPM is less than the lower critical threshold.\nMessage Arg   1 = 6A";
+        assert_eq!(
+            record_message(lclog).as_deref(),
+            Some("Fan 6A RPM is less than the lower critical threshold.")
+        );
+        let redfish = b"{\"Created\": \"x\", \"Message\": \"Power supply 2 failed.\", \"MessageArgs\": [\"2\"]}";
+        assert_eq!(
+            record_message(redfish).as_deref(),
+            Some("Power supply 2 failed.")
+        );
+        let getsel =
+            b"Severity:    Critical\nDescription: The power input for power supply 1 is lost.";
+        assert_eq!(
+            record_message(getsel).as_deref(),
+            Some("The power input for power supply 1 is lost.")
+        );
+        assert_eq!(record_message(b"Message ID      = FAN0001"), None);
     }
 
     #[test]

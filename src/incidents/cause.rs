@@ -6,8 +6,8 @@ use crate::catalog::Catalog;
 use crate::rules::Preceded;
 use crate::timeline::Event;
 
-/// The member that fits `p` as the cause of `events[effect]`: the most severe, then the
-/// nearest in time, then the first.
+/// The member that fits `p` as the cause of `events[effect]`: of the first kind `p` lists (a
+/// failed fan before the temperature it drove up), the most severe, then the earliest.
 pub(super) fn cause_of(
     p: &Preceded,
     effect: usize,
@@ -15,31 +15,30 @@ pub(super) fn cause_of(
     members: &[usize],
 ) -> Option<usize> {
     let e = &events[effect];
-    let distance = |c: &Event| match (c.time_us, e.time_us) {
-        (Some(a), Some(b)) => (a - b).abs(),
-        _ => i64::MAX,
-    };
     members
         .iter()
         .copied()
         .filter(|&c| c != effect && p.fits(&events[c], e))
         .min_by_key(|&c| {
             (
+                p.kinds.iter().position(|k| *k == events[c].kind),
                 std::cmp::Reverse(events[c].severity),
-                distance(&events[c]),
+                events[c].time_us,
                 c,
             )
         })
 }
 
 /// What the cause says, for a summary: `Power supply fault (Power Supply PS3 Status: Failure
-/// detected)`, `Fan failure (FAN0001: Fan 6A RPM is less than …)`.
+/// detected)` from the SEL, `Fan failure (FAN0001: Fan 6A RPM is less than …)` from a
+/// Lifecycle or Redfish record.
 fn describe(c: &Event, catalog: &Catalog) -> String {
     let title = catalog.title(&c.kind, c.code);
     let a = |k: &str| c.attrs.get(k).map(String::as_str);
-    let detail = match (a("sensor"), a("event"), a("message_id")) {
-        (Some(s), Some(ev), _) => Some(format!("{s}: {ev}")),
-        (_, _, Some(id)) => Some(id.to_string()),
+    let detail = match (a("sensor"), a("event"), a("message_id"), a("message")) {
+        (Some(s), Some(ev), _, _) => Some(format!("{s}: {ev}")),
+        (_, _, Some(id), Some(m)) => Some(format!("{id}: {}", m.trim_end_matches('.'))),
+        (_, _, Some(id), None) => Some(id.to_string()),
         _ => None,
     };
     match detail {

@@ -462,7 +462,12 @@ fn judge(
             }
         }
     };
-    let is_cause = |i: usize| preceded.is_some_and(|(p, e)| p.fits(&events[i], &events[e]));
+    // the cause's kinds on its host (also below the cause's severity) come before, not after
+    let is_cause = |i: usize| {
+        preceded.is_some_and(|(p, e)| {
+            p.kinds.contains(&events[i].kind) && events[i].host == events[e].host
+        })
+    };
     for &i in &members {
         if Some(i) != primary
             && !is_cause(i)

@@ -379,13 +379,20 @@ fn candidate(
         message.push_str(&String::from_utf8_lossy(cut));
     }
     let mut body = body;
-    if let Some(text) = record.and_then(|span| record_text(buf, span)) {
-        // the whole record is the evidence, and tells apart records that name the same id
-        body = format!("{body}\n{text}");
-        message = text;
+    let mut record_message = None;
+    if let Some(span) = record {
+        record_message = crate::formats::record::record_message(&buf[span.0..span.1]);
+        if let Some(text) = record_text(buf, span) {
+            // the whole record is the evidence, and tells apart records that name the same id
+            body = format!("{body}\n{text}");
+            message = text;
+        }
     }
     let had_prefix = head.prefix.is_some();
-    for d in drafts {
+    for mut d in drafts {
+        if let Some(m) = &record_message {
+            d.attrs.entry("message".into()).or_insert_with(|| m.clone());
+        }
         let loc = Located {
             line: head_line_no,
             stamp: d.stamp.unwrap_or(stamp),
