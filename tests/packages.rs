@@ -29,10 +29,19 @@ fn apt_upgrade_without_a_module_reload_is_named_in_the_verdict() {
     assert_eq!(up["time"], "2025-06-11T06:25:14.000000Z");
     assert_eq!(up["time_quality"], "estimated");
     assert_eq!(up["host"], "gpu-node-07");
+    // the line first, then the rest of its transaction
     let msg = up["message"].as_str().unwrap();
-    assert!(msg
-        .starts_with("Start-Date: 2025-06-11  06:25:14\nCommandline: /usr/bin/unattended-upgrade"));
-    assert!(msg.ends_with("End-Date: 2025-06-11  06:27:02"), "{msg}");
+    assert!(
+        msg.starts_with("Upgrade: libnvidia-cfg1-535:amd64 ("),
+        "{msg}"
+    );
+    assert!(
+        msg.contains(
+            "\nStart-Date: 2025-06-11  06:25:14\nCommandline: /usr/bin/unattended-upgrade\n"
+        ),
+        "{msg}"
+    );
+    assert!(msg.ends_with("\nEnd-Date: 2025-06-11  06:27:02"), "{msg}");
     let inc = by_rule(&r, "driver-mismatch");
     assert_eq!(inc["root_cause"]["layer"], "driver_stack");
     let summary = r["verdict"]["summary"].as_str().unwrap();

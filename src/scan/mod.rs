@@ -382,10 +382,11 @@ fn candidate(
     let mut record_message = None;
     if let Some(span) = record {
         record_message = crate::formats::record::record_message(&buf[span.0..span.1]);
-        if let Some(text) = record_text(buf, span) {
-            // the whole record is the evidence, and tells apart records that name the same id
+        if let Some(text) = record_text(buf, span, (head_start, e)) {
+            // the line that named the event first, then the rest of its record: the evidence,
+            // and what tells apart two records that name the same id
             body = format!("{body}\n{text}");
-            message = text;
+            message = format!("{message}\n{text}");
         }
     }
     let had_prefix = head.prefix.is_some();
@@ -414,13 +415,18 @@ fn candidate(
 /// Records longer than this many lines keep only the lines that named the event as evidence.
 const MAX_RECORD_LINES: usize = 24;
 
-/// The verbatim lines of a key/value record (lclog, getsel, Redfish object, apt transaction).
-fn record_text(buf: &[u8], (start, end): (usize, usize)) -> Option<String> {
-    let lines: Vec<&[u8]> = buf[start..end]
-        .split(|&c| c == b'\n')
-        .map(trim_cr)
-        .collect();
-    if lines.len() < 2 || lines.len() > MAX_RECORD_LINES {
+/// The other lines of a key/value record (lclog, getsel, Redfish object, apt transaction)
+/// around `own` (the lines that named the event), verbatim and in file order.
+fn record_text(buf: &[u8], (start, end): (usize, usize), own: (usize, usize)) -> Option<String> {
+    let mut lines: Vec<&[u8]> = Vec::new();
+    for part in [&buf[start..own.0.max(start)], &buf[own.1.min(end)..end]] {
+        lines.extend(
+            part.split(|&c| c == b'\n')
+                .map(trim_cr)
+                .filter(|l| !l.is_empty()),
+        );
+    }
+    if lines.is_empty() || lines.len() >= MAX_RECORD_LINES {
         return None;
     }
     let cut: Vec<String> = lines
