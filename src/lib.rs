@@ -218,6 +218,7 @@ pub fn analyze(opts: &Options, k: &Knowledge) -> Analysis {
         incidents::renumber(&mut incidents);
     }
     incidents::add_driver_drift(&mut incidents, &tl.events, &k.rules.drift);
+    incidents::add_nic_gpus(&mut incidents, &tl.events, &inputs);
     if let Some(j) = job.as_mut() {
         // work is lost when a job stops, not when it only slows down
         let fault = incidents::top(&incidents)

@@ -14,6 +14,7 @@ pub mod nvidia_smi_xml;
 pub mod record;
 pub mod syslog;
 pub mod time;
+pub mod topo;
 
 use crate::model::LineStamp;
 use serde::Serialize;
@@ -269,7 +270,10 @@ pub fn detect(head: &[u8]) -> Format {
     if bug_report::looks_like(window) {
         return Format::BugReport;
     }
-    if nvidia_smi::looks_like(window) || nvidia_smi_xml::looks_like(window) {
+    if nvidia_smi::looks_like(window)
+        || nvidia_smi_xml::looks_like(window)
+        || topo::looks_like(window)
+    {
         return Format::NvidiaSmi;
     }
     if dcgmi::looks_like_json(window) {

@@ -10,8 +10,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 mod cause;
 mod drift;
+mod topo;
 
 pub use drift::{add_driver_drift, ago};
+pub use topo::add_nic_gpus;
 
 /// A runner-up explanation.
 #[derive(Clone, Debug)]
