@@ -504,3 +504,34 @@ fn bmc_time_shapes_are_read() {
         assert_eq!(e["host"], "gpu-node-99");
     }
 }
+
+#[test]
+fn an_old_sel_alert_does_not_date_the_kernel_log() {
+    // a fan alert from 2019 in the SEL next to a year-less kern.log written today
+    let r = analyze_files(&[
+        (
+            "gpu-node-14/sel-elist.txt",
+            "   9 | 11/16/2019 | 13:31:02 | Fan FAN6A | Lower Critical going low  | Asserted\n",
+        ),
+        (
+            "gpu-node-14/kern.log",
+            "Jan  2 00:00:01 gpu-node-14 kernel: [1813205.442928] NVRM: Xid (PCI:0000:ab:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n",
+        ),
+    ]);
+    let x = &of_kind(&r, "xid")[0];
+    let year: i32 = x["time"].as_str().unwrap()[..4].parse().unwrap();
+    assert!(
+        year > 2019,
+        "the kernel log's year comes from its file date, not the SEL: {x}"
+    );
+    assert_eq!(
+        of_kind(&r, "fan_fault")[0]["time"],
+        "2019-11-16T13:31:02.000000Z"
+    );
+    assert_eq!(
+        incidents(&r).len(),
+        2,
+        "seven years apart: {}",
+        r["incidents"]
+    );
+}

@@ -189,10 +189,12 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
         }
     }
     // Dated stamps (with a year) anchor the year of year-less ones: per host, else anywhere.
+    // A BMC's log keeps years of history (its last alert may be long before the incident): its
+    // dates never anchor the host's year-less logs.
     let mut dated_host: BTreeMap<String, i64> = BTreeMap::new();
     let mut dated_any: Option<i64> = None;
     for r in results.iter() {
-        for e in &r.events {
+        for e in r.events.iter().filter(|e| !e.bmc) {
             if let Some(w) = e.stamp.wall.filter(|w| w.has_year) {
                 let secs = w.naive_secs - w.offset.unwrap_or(0) as i64;
                 let h = e
