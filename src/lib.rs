@@ -85,6 +85,7 @@ impl Knowledge {
                 "consequences",
                 "slowdown",
                 "slowdown_cause",
+                "drift",
             ])? {
                 rule_extra.push(s);
             }
@@ -99,6 +100,7 @@ impl Knowledge {
                 "consequences",
                 "slowdown",
                 "slowdown_cause",
+                "drift",
                 "xid",
                 "sxid",
                 "kind",
@@ -215,7 +217,8 @@ pub fn analyze(opts: &Options, k: &Knowledge) -> Analysis {
         incidents.extend(slow);
         incidents::renumber(&mut incidents);
     }
-    incidents::add_driver_drift(&mut incidents, &tl.events);
+    incidents::add_driver_drift(&mut incidents, &tl.events, &k.rules.drift);
+    incidents::add_nic_gpus(&mut incidents, &tl.events, &inputs);
     if let Some(j) = job.as_mut() {
         // work is lost when a job stops, not when it only slows down
         let fault = incidents::top(&incidents)

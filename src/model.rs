@@ -189,4 +189,6 @@ pub struct RawEvent {
     pub recognizer: String,
     /// Structured details (pid, process, versions, peers, ...).
     pub attrs: BTreeMap<String, String>,
+    /// Seen by the server's management controller (BMC clock).
+    pub bmc: bool,
 }

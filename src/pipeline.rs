@@ -63,6 +63,8 @@ pub struct InputResult {
     pub smi_cuda: Option<String>,
     /// GPUs described by nvidia-smi dumps.
     pub gpus: Vec<GpuRecord>,
+    /// The GPU/NIC matrix of `nvidia-smi topo -m`.
+    pub topology: Option<formats::topo::Topology>,
 }
 
 fn decode_utf16(b: &[u8]) -> Option<Vec<u8>> {
@@ -113,6 +115,7 @@ fn to_raw(index: usize, loc: Located, catalog: &Catalog) -> RawEvent {
         boot: 0,
         recognizer: d.recognizer,
         attrs: d.attrs,
+        bmc: d.bmc,
     }
 }
 
@@ -168,9 +171,17 @@ pub fn process(
     let mut gpus = Vec::new();
     let mut smi_driver = None;
     let mut smi_cuda = None;
+    let mut topology = None;
     let mut extra: Vec<RawEvent> = Vec::new();
     match format {
         Format::JournalJson => out = scan::journal_json::scan(buf, set),
+        Format::NvidiaSmi if formats::topo::looks_like(buf) => {
+            out = scan::scan_buffer(buf, set, parallel);
+            topology = formats::topo::parse(&String::from_utf8_lossy(buf));
+            if topology.is_some() {
+                out.recognized = out.lines;
+            }
+        }
         Format::NvidiaSmi => {
             out = scan::scan_buffer(buf, set, parallel);
             let text = String::from_utf8_lossy(buf);
@@ -216,6 +227,7 @@ pub fn process(
                     boot: 0,
                     recognizer: "dcgmi-diag".into(),
                     attrs: e.attrs,
+                    bmc: false,
                 });
             }
         }
@@ -303,6 +315,7 @@ pub fn process(
         smi_driver,
         smi_cuda,
         gpus,
+        topology,
     }
 }
 
@@ -374,6 +387,7 @@ fn process_stream(
         smi_driver: None,
         smi_cuda: None,
         gpus: Vec::new(),
+        topology: None,
     }
 }
 
@@ -462,6 +476,7 @@ fn smi_events(
             boot: 0,
             recognizer: "nvidia-smi-q".into(),
             attrs: e.attrs.clone(),
+            bmc: false,
         });
     }
 }

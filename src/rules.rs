@@ -71,9 +71,69 @@ pub struct Match {
     /// Incident fact that must hold: `desync`.
     #[serde(default)]
     pub fact: Option<String>,
+    /// Another event of the incident that must lie shortly before this one on the same host
+    /// (a BMC power or cooling alert before a GPU falls off the bus); it becomes evidence and
+    /// fills `{cause}` and `{lead}` in the summary.
+    #[serde(default)]
+    pub preceded_by: Option<Preceded>,
     /// Also consider consequence events (for rules about hangs and desyncs).
     #[serde(default)]
     pub on_consequences: bool,
+}
+
+/// The earlier event a rule needs (see [`Match::preceded_by`]).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Preceded {
+    /// Its kinds (any of).
+    pub kinds: Vec<String>,
+    /// Its minimum severity.
+    #[serde(default)]
+    pub min_severity: Option<Severity>,
+    /// How long before the rule's event it may lie (seconds).
+    pub within_s: i64,
+    /// How long after it may still count (seconds): two clocks (a BMC's and the host's) that
+    /// disagree by this much still put a cause before its effect.
+    #[serde(default)]
+    pub after_s: i64,
+}
+
+impl Preceded {
+    /// Whether `cause` on the same host fits, in time, as the cause of `effect`.
+    pub fn fits(&self, cause: &Event, effect: &Event) -> bool {
+        let (Some(c), Some(e)) = (cause.time_us, effect.time_us) else {
+            return false;
+        };
+        self.kinds.contains(&cause.kind)
+            && self.min_severity.is_none_or(|s| cause.severity >= s)
+            && cause.host.is_some()
+            && cause.host == effect.host
+            && c >= e - self.within_s * 1_000_000
+            && c <= e + self.after_s * 1_000_000
+    }
+}
+
+/// What counts as a change of the driver stack before a fault (package names are matched as
+/// substrings).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriftParams {
+    /// Packages of the driver (`nvidia`: libnvidia-*, nvidia-driver-*, nvidia-dkms-*, …).
+    pub driver_packages: Vec<String>,
+    /// Packages of CUDA (`cuda`: cuda-toolkit-*, cuda-libraries-*, …).
+    pub cuda_packages: Vec<String>,
+    /// Changes longer ago than this (seconds) before the first fault are not counted.
+    pub window_s: i64,
+}
+
+impl Default for DriftParams {
+    fn default() -> Self {
+        DriftParams {
+            driver_packages: vec!["nvidia".into(), "cuda-drivers".into()],
+            cuda_packages: vec!["cuda".into()],
+            window_s: 7 * 86_400,
+        }
+    }
 }
 
 /// One root-cause rule.
@@ -93,7 +153,8 @@ pub struct Rule {
     pub confidence: f64,
     /// vendor | operator | user.
     pub responsibility: String,
-    /// Summary template: {gpu} {host} {code} {title} {count} {rank}.
+    /// Summary template: {gpu} {host} {code} {title} {count} {rank}, and {cause} {lead} with
+    /// `preceded_by`.
     pub summary: String,
     /// Steps.
     pub actions: Vec<String>,
@@ -171,6 +232,8 @@ struct RulesFile {
     slowdown: Option<SlowdownParams>,
     #[serde(default)]
     slowdown_cause: Vec<SlowdownCause>,
+    #[serde(default)]
+    drift: Option<DriftParams>,
 }
 
 /// The merged rule set.
@@ -186,6 +249,8 @@ pub struct RuleSet {
     pub slowdown: SlowdownParams,
     /// Causes slowdowns are attributed to (the most confident match wins).
     pub slowdown_causes: Vec<SlowdownCause>,
+    /// Version drift before a fault.
+    pub drift: DriftParams,
 }
 
 impl RuleSet {
@@ -201,6 +266,7 @@ impl RuleSet {
             rules: base.rule,
             slowdown: base.slowdown.unwrap_or_default(),
             slowdown_causes: base.slowdown_cause,
+            drift: base.drift.unwrap_or_default(),
         };
         for text in extra {
             let f: RulesFile = toml::from_str(text)?;
@@ -212,6 +278,9 @@ impl RuleSet {
             }
             if let Some(p) = f.slowdown {
                 set.slowdown = p;
+            }
+            if let Some(d) = f.drift {
+                set.drift = d;
             }
             for c in f.slowdown_cause {
                 match set.slowdown_causes.iter_mut().find(|x| x.id == c.id) {

@@ -1,54 +1,15 @@
-//! BMC event logs (IPMI SEL, iDRAC Lifecycle Controller, Redfish), package history and cluster
-//! agents: the corpus cases and the shapes that must (and must not) give events.
+//! BMC event logs (IPMI SEL, iDRAC Lifecycle Controller, Redfish) and cluster agents: the corpus
+//! cases, the shapes that must (and must not) give events, their times on the BMC's clock, BMC
+//! alerts before a GPU loss, and one assertion seen through two BMC routes.
 
 mod common;
 use common::*;
 use serde_json::Value;
 
-fn events(r: &Value) -> Vec<Value> {
-    r["events"].as_array().cloned().unwrap_or_default()
-}
-
-fn of_kind(r: &Value, kind: &str) -> Vec<Value> {
-    events(r)
-        .into_iter()
-        .filter(|e| e["kind"] == kind)
-        .collect()
-}
-
-fn incidents(r: &Value) -> Vec<Value> {
-    r["incidents"].as_array().cloned().unwrap_or_default()
-}
-
-/// The incident whose cause a given rule named.
-fn by_rule(r: &Value, rule: &str) -> Value {
-    incidents(r)
-        .into_iter()
-        .find(|i| i["root_cause"]["rule"] == rule)
-        .unwrap_or_else(|| panic!("no incident named by {rule}: {}", r["incidents"]))
-}
-
-/// Writes `text` to `name` in a fresh folder and analyzes the folder.
-fn analyze_text(name: &str, text: &str) -> Value {
-    let dir = tempfile::tempdir().unwrap();
-    let host = dir.path().join("gpu-node-99");
-    std::fs::create_dir(&host).unwrap();
-    std::fs::write(host.join(name), text).unwrap();
-    analyze_json(&[dir.path().to_str().unwrap()])
-}
-
 #[test]
-fn sel_psu_failure_then_gpu_lost_is_hardware_with_a_psu_incident() {
+fn sel_psu_failure_40s_before_the_gpu_fell_off_is_one_hardware_incident() {
     let r = analyze_json(&["corpus/bmc-sel-psu-then-gpu-lost/"]);
     assert_eq!(r["verdict"]["root_cause_layer"], "hardware");
-    assert!(
-        r["verdict"]["summary"]
-            .as_str()
-            .unwrap()
-            .contains("0000:ab:00.0"),
-        "{}",
-        r["verdict"]
-    );
     let psu = of_kind(&r, "psu_fault");
     assert_eq!(psu.len(), 2, "PS3 failure + redundancy lost: {psu:?}");
     for e in &psu {
@@ -56,6 +17,9 @@ fn sel_psu_failure_then_gpu_lost_is_hardware_with_a_psu_incident() {
         assert!(m.ends_with("| Asserted"), "only assertions count: {m}");
         assert_eq!(e["host"], "gpu-node-14", "host from the folder: {e}");
         assert_eq!(e["layer"], "hardware");
+        // the SEL's own date and time, on the BMC clock: no zone, so estimated
+        assert_eq!(e["time"], "2026-03-14T02:12:27.000000Z");
+        assert_eq!(e["time_quality"], "estimated");
     }
     let sev: Vec<&str> = psu
         .iter()
@@ -64,18 +28,90 @@ fn sel_psu_failure_then_gpu_lost_is_hardware_with_a_psu_incident() {
     assert_eq!(sev, ["error", "warning"]);
     assert_eq!(psu[0]["details"]["event"], "Failure detected");
     assert_eq!(psu[0]["details"]["sensor"], "Power Supply PS3 Status");
-    let inc = by_rule(&r, "bmc-psu-fault");
+    // one incident: the GPU loss, caused by the power supply
+    assert_eq!(incidents(&r).len(), 1, "{}", r["incidents"]);
+    let inc = by_rule(&r, "bmc-power-then-gpu-lost");
     assert_eq!(inc["root_cause"]["layer"], "hardware");
     assert_eq!(inc["root_cause"]["responsibility"], "vendor");
+    assert!(inc["gpus"].to_string().contains("0000:ab:00.0"));
     let summary = inc["root_cause"]["summary"].as_str().unwrap();
-    assert!(
-        summary.starts_with("Power supply fault reported by the BMC of gpu-node-14"),
-        "{summary}"
+    assert_eq!(
+        summary,
+        "GPU 0000:ab:00.0 on gpu-node-14 fell off the bus 40 s after the BMC logged: Power supply fault (Power Supply PS3 Status: Failure detected)"
     );
-    assert!(!inc["root_cause"]["evidence"].as_array().unwrap().is_empty());
-    let gpu = by_rule(&r, "gpu-fell-off-bus");
-    assert!(gpu["gpus"].to_string().contains("0000:ab:00.0"));
+    assert_eq!(r["verdict"]["summary"], summary);
+    // evidence: the GPU line first, the BMC line next
+    let ev = inc["root_cause"]["evidence"].as_array().unwrap();
+    assert_eq!(ev[1], psu[0]["id"], "{ev:?}");
+    let first = events(&r).into_iter().find(|e| e["id"] == ev[0]).unwrap();
+    assert_eq!(first["kind"], "fell_off_bus");
+    // the PSU events precede, they do not follow
+    assert!(inc["consequences"].get("psu_fault").is_none());
     assert_eq!(of_kind(&r, "fell_off_bus").len(), 2);
+    assert!(r["notes"]
+        .to_string()
+        .contains("gpu-node-14: BMC times without a zone are read in the host's zone"));
+}
+
+#[test]
+fn a_psu_fault_long_before_or_on_another_host_does_not_explain_a_gpu_loss() {
+    let xid = "Mar 14 02:13:07 gpu-node-14 kernel: [1813205.442928] NVRM: Xid (PCI:0000:ab:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n";
+    let r = analyze_files(&[
+        ("gpu-node-14/kern.log", xid),
+        // 20 minutes before on the same host: outside the rule's 15 minutes
+        (
+            "gpu-node-14/sel-elist.txt",
+            "   9 | 03/14/2026 | 01:53:07 | Power Supply PS3 Status | Failure detected () | Asserted\n",
+        ),
+        // 40 s before on another host
+        (
+            "gpu-node-15/sel-elist.txt",
+            "   9 | 03/14/2026 | 02:12:27 | Power Supply PS3 Status | Failure detected () | Asserted\n",
+        ),
+    ]);
+    let rules: Vec<String> = incidents(&r)
+        .iter()
+        .map(|i| i["root_cause"]["rule"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert!(rules.iter().any(|x| x == "gpu-fell-off-bus"), "{rules:?}");
+    assert!(
+        !rules.iter().any(|x| x == "bmc-power-then-gpu-lost"),
+        "{rules:?}"
+    );
+}
+
+#[test]
+fn a_failed_fan_before_a_gpu_loss_makes_it_thermal_power() {
+    let r = analyze_files(&[
+        (
+            "gpu-node-21/kern.log",
+            "Feb 11 03:52:40 gpu-node-21 kernel: [812345.100000] NVRM: GPU 0000:cb:00.0: GPU has fallen off the bus.\n",
+        ),
+        (
+            "gpu-node-21/lclog.txt",
+            "SeqNumber       = 18471\nMessage ID      = FAN0001\nCategory        = System Health\nAgentID         = SEL\nSeverity        = Critical\nTimestamp       = 2026-02-11 03:41:09\nMessage         = Fan 6A RPM is less than the lower critical threshold.\nMessage Arg   1 = 6A\nFQDD            = Fan.Embedded.6A\n",
+        ),
+    ]);
+    assert_eq!(r["verdict"]["root_cause_layer"], "thermal_power");
+    let inc = by_rule(&r, "bmc-cooling-then-gpu-lost");
+    assert_eq!(inc["root_cause"]["responsibility"], "operator");
+    assert_eq!(
+        inc["root_cause"]["summary"],
+        "GPU 0000:cb:00.0 on gpu-node-21 fell off the bus 12 min after the BMC logged: Fan failure (FAN0001: Fan 6A RPM is less than the lower critical threshold)"
+    );
+    let fan = &of_kind(&r, "fan_fault")[0];
+    assert!(inc["root_cause"]["evidence"]
+        .to_string()
+        .contains(fan["id"].as_str().unwrap()));
+    assert!(
+        fan["message"]
+            .as_str()
+            .unwrap()
+            .contains("Message         = Fan 6A RPM"),
+        "the whole Lifecycle record is the evidence: {}",
+        fan["message"]
+    );
+    assert!(inc["consequences"].get("fan_fault").is_none(), "{}", inc);
 }
 
 #[test]
@@ -95,14 +131,32 @@ fn idrac_fan_failure_is_thermal_power_and_a_cold_inlet_is_no_fault() {
             )
         })
         .collect();
+    // in time order now that the records' Timestamp lines are read
     assert_eq!(
         ids,
         [
-            ("TMP0103", "error"),
+            ("TMP0118", "info"),
             ("TMP0102", "warning"),
-            ("TMP0118", "info")
+            ("TMP0103", "error")
         ]
     );
+    let times: Vec<&str> = temps.iter().map(|e| e["time"].as_str().unwrap()).collect();
+    assert_eq!(
+        times,
+        [
+            "2026-01-19T06:02:18.000000Z",
+            "2026-02-11T03:47:50.000000Z",
+            "2026-02-11T03:58:26.000000Z"
+        ]
+    );
+    // two rotors of one fan at 03:41:09 and :10 are two records, not one event seen twice
+    let fan_times: Vec<&str> = fans.iter().map(|e| e["time"].as_str().unwrap()).collect();
+    assert_eq!(
+        fan_times,
+        ["2026-02-11T03:41:09.000000Z", "2026-02-11T03:41:10.000000Z"]
+    );
+    assert!(fans[0]["message"].as_str().unwrap().contains("Fan 6A"));
+    assert!(fans[1]["message"].as_str().unwrap().contains("Fan 6B"));
     let inc = by_rule(&r, "bmc-fan-failure");
     assert_eq!(inc["root_cause"]["layer"], "thermal_power");
     assert!(inc["root_cause"]["summary"]
@@ -110,28 +164,6 @@ fn idrac_fan_failure_is_thermal_power_and_a_cold_inlet_is_no_fault() {
         .unwrap()
         .starts_with("Fan failure reported by the BMC of gpu-node-21"));
     assert_eq!(incidents(&r).len(), 1, "{}", r["incidents"]);
-}
-
-#[test]
-fn apt_driver_upgrade_then_api_mismatch_is_driver_stack() {
-    let r = analyze_json(&["corpus/apt-upgrade-mismatch/"]);
-    assert_eq!(r["verdict"]["root_cause_layer"], "driver_stack");
-    assert_eq!(of_kind(&r, "driver_mismatch").len(), 3);
-    let pkgs = of_kind(&r, "package_change");
-    assert_eq!(pkgs.len(), 2, "nvtop and openssl give nothing: {pkgs:?}");
-    assert!(pkgs.iter().all(|e| e["severity"] == "info"));
-    let up = pkgs
-        .iter()
-        .find(|e| e["details"]["action"] == "Upgrade")
-        .expect("the Upgrade line");
-    assert!(up["details"]["package"]
-        .as_str()
-        .unwrap()
-        .starts_with("libnvidia-"));
-    assert_eq!(up["details"]["from_version"], "535.161.08-0ubuntu2.22.04.1");
-    assert_eq!(up["details"]["to_version"], "535.183.01-0ubuntu0.22.04.1");
-    let inc = by_rule(&r, "driver-mismatch");
-    assert_eq!(inc["root_cause"]["layer"], "driver_stack");
 }
 
 #[test]
@@ -159,22 +191,25 @@ fn host_dimm_ue_without_gpu_fault_is_hardware_and_spares_the_gpus() {
     assert_eq!(kill.len(), 1);
     assert_eq!(kill[0]["code"], 135);
     assert_eq!(kill[0]["details"]["pid"], "48213");
-    // both the kernel's view and the BMC's view are named by the host rule
-    let host_incidents: Vec<Value> = incidents(&r)
-        .into_iter()
-        .filter(|i| i["root_cause"]["rule"] == "host-machine-check")
-        .collect();
-    assert_eq!(host_incidents.len(), 2, "{}", r["incidents"]);
-    for inc in &host_incidents {
-        assert_eq!(inc["root_cause"]["layer"], "hardware");
-        assert!(
-            inc["actions"]
-                .to_string()
-                .contains("GPUs are not implicated"),
-            "{}",
-            inc["actions"]
-        );
-    }
+    // the kernel's view and the BMC's view, both at 11:07:45, are one incident citing both
+    assert_eq!(incidents(&r).len(), 1, "{}", r["incidents"]);
+    let inc = by_rule(&r, "host-machine-check");
+    assert_eq!(inc["root_cause"]["layer"], "hardware");
+    assert!(
+        inc["actions"]
+            .to_string()
+            .contains("GPUs are not implicated"),
+        "{}",
+        inc["actions"]
+    );
+    let evidence = inc["root_cause"]["evidence"].to_string();
+    assert!(
+        evidence.contains(ue[0]["id"].as_str().unwrap()),
+        "{evidence}"
+    );
+    let mce = &of_kind(&r, "mce")[0];
+    assert!(evidence.contains(mce["id"].as_str().unwrap()), "{evidence}");
+    assert_eq!(ue[0]["time"], "2026-04-22T11:07:45.000000Z");
     assert!(r["verdict"]["summary"]
         .as_str()
         .unwrap()
@@ -287,64 +322,6 @@ fn redfish_and_lclog_message_ids_map_to_kinds() {
 }
 
 #[test]
-fn package_logs_give_versions_for_nvidia_packages_only() {
-    let dpkg = "\
-2025-06-11 06:25:31 install libnvidia-cfg1-535:amd64 <none> 535.183.01-0ubuntu0.22.04.1
-2025-06-11 06:25:31 status half-installed libnvidia-cfg1-535:amd64 535.183.01-0ubuntu0.22.04.1
-2025-06-11 06:25:40 upgrade nvidia-driver-535:amd64 535.161.08-0ubuntu2.22.04.1 535.183.01-0ubuntu0.22.04.1
-2025-06-11 06:25:40 upgrade openssl:amd64 3.0.2-0ubuntu1.15 3.0.2-0ubuntu1.19
-2025-06-11 06:26:02 configure nvidia-driver-535:amd64 535.183.01-0ubuntu0.22.04.1 <none>
-2025-06-11 06:26:02 status installed nvidia-driver-535:amd64 535.183.01-0ubuntu0.22.04.1
-";
-    let r = analyze_text("dpkg.log", dpkg);
-    let pkgs = of_kind(&r, "package_change");
-    assert_eq!(pkgs.len(), 2, "{pkgs:?}");
-    assert_eq!(pkgs[1]["details"]["package"], "nvidia-driver-535");
-    assert_eq!(
-        pkgs[1]["details"]["from_version"],
-        "535.161.08-0ubuntu2.22.04.1"
-    );
-    assert_eq!(
-        pkgs[1]["details"]["to_version"],
-        "535.183.01-0ubuntu0.22.04.1"
-    );
-    assert_eq!(pkgs[0]["details"]["from_version"], "<none>");
-    assert!(
-        pkgs.iter().all(|e| !e["time"].is_null()),
-        "dpkg.log is timed"
-    );
-    assert_eq!(r["verdict"]["root_cause_layer"], "none", "info only");
-
-    let rpm = "\
-2025-04-02T09:14:51+0000 SUBDEBUG Upgrade: nvidia-driver-3:550.54.15-1.el8.x86_64
-2025-04-02T09:14:52+0000 SUBDEBUG Upgrade: kernel-core-4.18.0-513.24.1.el8_9.x86_64
-2025-04-02T09:14:58+0000 SUBDEBUG Upgraded: nvidia-driver-3:545.23.08-1.el8.x86_64
-";
-    let r = analyze_text("dnf.rpm.log", rpm);
-    let pkgs = of_kind(&r, "package_change");
-    assert_eq!(pkgs.len(), 2, "{pkgs:?}");
-    assert_eq!(pkgs[0]["details"]["package"], "nvidia-driver");
-    assert_eq!(pkgs[0]["details"]["to_version"], "550.54.15-1.el8");
-    assert_eq!(pkgs[1]["details"]["from_version"], "545.23.08-1.el8");
-
-    let installer = "\
-nvidia-installer log file '/var/log/nvidia-installer.log'
-creation time: Wed Apr  2 09:20:11 2025
-installer version: 550.54.15
-
--> Installing NVIDIA driver version 550.54.15.
--> There appears to already be a driver installed on your system (version: 535.183.01).  As part of installing this driver (version: 550.54.15), the existing driver will be uninstalled.  Are you sure you want to continue? (Answer: Continue installation)
--> Installing 'NVIDIA Accelerated Graphics Driver for Linux-x86_64' (550.54.15):
-";
-    let r = analyze_text("nvidia-installer.log", installer);
-    let pkgs = of_kind(&r, "package_change");
-    assert_eq!(pkgs.len(), 2, "{pkgs:?}");
-    assert_eq!(pkgs[0]["details"]["driver_version"], "550.54.15");
-    assert_eq!(pkgs[1]["details"]["from_version"], "535.183.01");
-    assert_eq!(pkgs[1]["details"]["to_version"], "550.54.15");
-}
-
-#[test]
 fn device_plugin_unhealthy_gpu_follows_the_kernel_xid() {
     let dir = tempfile::tempdir().unwrap();
     let host = dir.path().join("gpu-node-03");
@@ -373,5 +350,188 @@ fn device_plugin_unhealthy_gpu_follows_the_kernel_xid() {
         nvml.iter()
             .all(|e| !ev.contains(&format!("\"{}\"", e["id"].as_str().unwrap()))),
         "a consequence is never the evidence of the cause: {ev}"
+    );
+}
+
+#[test]
+fn redfish_and_sel_of_a_failed_fan_before_a_gpu_loss() {
+    let r = analyze_json(&["corpus/bmc-redfish-sel-fan-gpu-lost/"]);
+    assert_eq!(r["verdict"]["root_cause_layer"], "thermal_power");
+    // seven SEL assertions/deassertions seen twice: four events, each citing both routes
+    let bmc: Vec<Value> = events(&r)
+        .into_iter()
+        .filter(|e| e["kind"] == "fan_fault" || e["kind"] == "bmc_thermal")
+        .collect();
+    assert_eq!(bmc.len(), 4, "{bmc:?}");
+    for e in &bmc {
+        assert!(e["source"]["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("redfish-sel-entries.json"));
+        assert_eq!(e["time_quality"], "exact");
+        let seen = e["also_seen"].to_string();
+        assert!(seen.contains("sel-elist.txt"), "{e}");
+        // the pretty-printed object is the evidence
+        let m = e["message"].as_str().unwrap();
+        assert!(
+            m.contains("\"Created\": \"2026-02-11T03:") && m.contains("\"MessageId\""),
+            "{m}"
+        );
+    }
+    assert_eq!(bmc[0]["time"], "2026-02-11T09:41:09.000000Z");
+    let inc = by_rule(&r, "bmc-cooling-then-gpu-lost");
+    assert_eq!(
+        inc["root_cause"]["summary"],
+        "GPU 0000:cb:00.0 on gpu-node-31 fell off the bus 13 min after the BMC logged: Fan failure (FAN0001: Fan 6A RPM is less than the lower critical threshold)"
+    );
+    assert_eq!(inc["root_cause"]["evidence"][1], bmc[0]["id"]);
+    assert!(inc.get("consequences").is_none(), "{inc}");
+    assert_eq!(inc["alternatives"][0]["layer"], "hardware");
+}
+
+/// The same three BMC records through the SEL (no zone) and Redfish (`-05:00`).
+const SEL_THREE: &str = "\
+  e7 | 03/14/2026 | 02:12:27 | Power Supply PS2 Status | Failure detected () | Asserted
+  e8 | 03/14/2026 | 02:12:27 | Power Supply PS Redundancy | Redundancy Lost | Asserted
+  e9 | 03/14/2026 | 02:12:40 | Fan FAN6A | Lower Critical going low  | Asserted | Reading 0 < Threshold 600 RPM
+";
+
+const REDFISH_THREE: &str = r#"{"Created": "2026-03-14T02:12:27-05:00", "Id": "231", "Message": "Power supply 2 failed.", "MessageId": "IDRAC.2.9.PSU0001", "Severity": "Critical"}
+{"Created": "2026-03-14T02:12:28-05:00", "Id": "232", "Message": "The power supplies are not redundant.", "MessageId": "IDRAC.2.9.RDU0012", "Severity": "Warning"}
+{"Created": "2026-03-14T02:12:40-05:00", "Id": "233", "Message": "Fan 6A RPM is less than the lower critical threshold.", "MessageId": "IDRAC.2.9.FAN0001", "Severity": "Critical"}
+"#;
+
+#[test]
+fn sel_and_redfish_of_one_assertion_are_one_event_citing_both() {
+    let r = analyze_files(&[
+        ("gpu-node-30/redfish-sel.jsonl", REDFISH_THREE),
+        ("gpu-node-30/sel-elist.txt", SEL_THREE),
+    ]);
+    // Redfish names the BMC's zone: the zone-less SEL times are read in it
+    let all = events(&r);
+    assert_eq!(all.len(), 3, "{all:?}");
+    let kinds: Vec<&str> = all.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["psu_fault", "psu_fault", "fan_fault"]);
+    for e in &all {
+        let seen = e["also_seen"].as_array().expect("both routes cited");
+        assert_eq!(seen.len(), 1, "{e}");
+        let paths = format!("{} {}", e["source"]["path"], seen[0]["path"]);
+        assert!(
+            paths.contains("sel-elist.txt") && paths.contains("redfish-sel.jsonl"),
+            "{paths}"
+        );
+    }
+    assert_eq!(all[0]["time"], "2026-03-14T07:12:27.000000Z");
+    assert_eq!(
+        all[0]["time_quality"], "exact",
+        "the Redfish copy carries its zone"
+    );
+    assert!(r["notes"]
+        .to_string()
+        .contains("zone of the BMC's own records (UTC-05:00)"));
+}
+
+#[test]
+fn two_supplies_failing_at_once_stay_two_events() {
+    let sel = "\
+  e7 | 03/14/2026 | 02:12:27 | Power Supply PS1 Status | Failure detected () | Asserted
+  e8 | 03/14/2026 | 02:12:27 | Power Supply PS2 Status | Failure detected () | Asserted
+";
+    let redfish = r#"{"Created": "2026-03-14T02:12:27Z", "Message": "Power supply 1 failed.", "MessageId": "IDRAC.2.9.PSU0001", "Severity": "Critical"}
+{"Created": "2026-03-14T02:12:27Z", "Message": "Power supply 2 failed.", "MessageId": "IDRAC.2.9.PSU0001", "Severity": "Critical"}
+"#;
+    let r = analyze_files(&[
+        ("gpu-node-30/sel-elist.txt", sel),
+        ("gpu-node-30/redfish.jsonl", redfish),
+    ]);
+    let psu = of_kind(&r, "psu_fault");
+    assert_eq!(psu.len(), 2, "{psu:?}");
+    assert!(psu
+        .iter()
+        .all(|e| e["also_seen"].as_array().unwrap().len() == 1));
+    // the same record twice in one SEL export is not two routes
+    let r = analyze_text("sel-elist.txt", &format!("{sel}{sel}"));
+    assert_eq!(of_kind(&r, "psu_fault").len(), 2);
+    // a minute apart is two assertions
+    let later = redfish.replace("02:12:27Z", "02:13:40Z");
+    let r = analyze_files(&[
+        ("gpu-node-30/sel-elist.txt", sel),
+        ("gpu-node-30/redfish.jsonl", &later),
+    ]);
+    assert_eq!(of_kind(&r, "psu_fault").len(), 4);
+}
+
+#[test]
+fn bmc_time_shapes_are_read() {
+    let cases = [
+        // ipmitool 1.8.19: %x %X %Z
+        (
+            "sel.txt",
+            "  1a | 09/28/26 | 14:00:00 +07 | Power Supply PS2 Status | Failure detected () | Asserted\n",
+            "2026-09-28T07:00:00.000000Z",
+            "exact",
+        ),
+        // en_US 12-hour clock
+        (
+            "sel.txt",
+            "  1b | 11/16/2019 | 01:31:02 PM | Critical Interrupt #0x03 | Bus Fatal Error | Asserted\n",
+            "2019-11-16T13:31:02.000000Z",
+            "estimated",
+        ),
+        // sel list -c
+        (
+            "sel.csv",
+            "7,11/16/2019,13:30:58,Power Supply #0x63,Failure detected,Asserted\n",
+            "2019-11-16T13:30:58.000000Z",
+            "estimated",
+        ),
+        // iDRAC9 lclog with an offset
+        (
+            "lclog.txt",
+            "SeqNumber       = 4185\nMessage ID      = PSU0001\nSeverity        = Critical\nTimestamp       = 2019-11-16T13:31:02-0600\nMessage         = Power supply 2 failed.\n",
+            "2019-11-16T19:31:02.000000Z",
+            "exact",
+        ),
+    ];
+    for (name, text, time, quality) in cases {
+        let r = analyze_text(name, text);
+        let e = &events(&r)[0];
+        assert_eq!(
+            (e["time"].as_str(), e["time_quality"].as_str()),
+            (Some(time), Some(quality)),
+            "{text}"
+        );
+        assert_eq!(e["host"], "gpu-node-99");
+    }
+}
+
+#[test]
+fn an_old_sel_alert_does_not_date_the_kernel_log() {
+    // a fan alert from 2019 in the SEL next to a year-less kern.log written today
+    let r = analyze_files(&[
+        (
+            "gpu-node-14/sel-elist.txt",
+            "   9 | 11/16/2019 | 13:31:02 | Fan FAN6A | Lower Critical going low  | Asserted\n",
+        ),
+        (
+            "gpu-node-14/kern.log",
+            "Jan  2 00:00:01 gpu-node-14 kernel: [1813205.442928] NVRM: Xid (PCI:0000:ab:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n",
+        ),
+    ]);
+    let x = &of_kind(&r, "xid")[0];
+    let year: i32 = x["time"].as_str().unwrap()[..4].parse().unwrap();
+    assert!(
+        year > 2019,
+        "the kernel log's year comes from its file date, not the SEL: {x}"
+    );
+    assert_eq!(
+        of_kind(&r, "fan_fault")[0]["time"],
+        "2019-11-16T13:31:02.000000Z"
+    );
+    assert_eq!(
+        incidents(&r).len(),
+        2,
+        "seven years apart: {}",
+        r["incidents"]
     );
 }

@@ -36,9 +36,44 @@ fn catalog_covers_the_codes_and_kinds_of_the_contract() {
     for code in [20034, 12028, 10004] {
         assert!(c.sxid.contains_key(&code), "SXid {code} missing");
     }
-    let kinds = "xid sxid ecc_sbe ecc_dbe row_remap retired_page pcie_aer pcie_link_degraded fell_off_bus nvlink_error gpu_thermal gpu_power gsp_timeout driver_mismatch driver_load cuda_oom host_oom cuda_error segfault hung_task mce nccl_timeout nccl_error ib_link process_exit preemption checkpoint_saved throughput_drop";
-    for k in kinds.split(' ') {
+    for k in CONTRACT_KINDS.split(' ') {
         assert!(c.kind.contains_key(k), "kind {k} missing from the catalog");
+    }
+}
+
+/// The event kinds of `../shared/CONTRACT.md`.
+const CONTRACT_KINDS: &str = "xid sxid ecc_sbe ecc_dbe row_remap retired_page pcie_aer pcie_link_degraded fell_off_bus nvlink_error gpu_thermal gpu_power gsp_timeout driver_mismatch driver_load cuda_oom host_oom cuda_error segfault hung_task mce nccl_timeout nccl_error ib_link process_exit preemption checkpoint_saved throughput_drop";
+
+#[test]
+fn readme_lists_every_kind_beyond_the_contract() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let start = readme
+        .find("## Event kinds")
+        .expect("a README section on event kinds");
+    let end = start + 3 + readme[start + 3..].find("\n## ").unwrap();
+    let section = &readme[start..end];
+    let listed: Vec<&str> = section
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|w| w.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+        .collect();
+    let c = Catalog::builtin();
+    // `progress` samples feed the throughput series and never reach the timeline
+    for k in c.kind.keys() {
+        if !CONTRACT_KINDS.split(' ').any(|x| x == k) && k != "progress" {
+            assert!(
+                listed.contains(&k.as_str()),
+                "README's event kinds lack `{k}`"
+            );
+        }
+    }
+    for k in listed {
+        assert!(
+            c.kind.contains_key(k),
+            "README lists `{k}`, the catalog does not know it"
+        );
     }
 }
 

@@ -3,7 +3,10 @@
 //! that look alike but must not — with what they give instead. A rule without both fails
 //! `every_rule_has_a_positive_and_a_near_miss_scenario`.
 
+mod scenario_data;
+
 use faultline::{Analysis, Knowledge, Options};
+use scenario_data::*;
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
@@ -30,253 +33,6 @@ struct Scenario {
     instead: Instead,
 }
 
-const XID79: &str = "Mar 14 02:13:07 node-a kernel: [1795955.589904] NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.
-Mar 14 02:13:07 node-a kernel: [1795955.589913] NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.
-";
-
-const NVML_UNKNOWN: &str =
-    "Unable to determine the device handle for GPU0000:3B:00.0: Unknown Error
-";
-
-const THREE_CODES_ONE_GPU: &str = "Mar 14 02:10:01 node-a kernel: [1795800.100000] NVRM: Xid (PCI:0000:3b:00): 13, pid=4242, name=python, Graphics SM Warp Exception on (GPC 1, TPC 2, SM 0): Out Of Range Address
-Mar 14 02:11:30 node-a kernel: [1795889.200000] NVRM: Xid (PCI:0000:3b:00): 48, pid=4242, name=python, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 1, subpartition 0.
-Mar 14 02:12:45 node-a kernel: [1795964.300000] NVRM: Xid (PCI:0000:3b:00): 74, pid=4242, name=python, NVLink: fatal error detected on link 3(0x0, 0x0, 0x10000, 0x0, 0x0, 0x0, 0x0)
-";
-
-const THREE_CODES_THREE_GPUS: &str = "Mar 14 02:10:01 node-a kernel: [1795800.100000] NVRM: Xid (PCI:0000:3b:00): 13, pid=4242, name=python, Graphics SM Warp Exception on (GPC 1, TPC 2, SM 0): Out Of Range Address
-Mar 14 02:11:30 node-a kernel: [1795889.200000] NVRM: Xid (PCI:0000:5d:00): 48, pid=4243, name=python, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 1, subpartition 0.
-Mar 14 02:12:45 node-a kernel: [1795964.300000] NVRM: Xid (PCI:0000:9a:00): 74, pid=4244, name=python, NVLink: fatal error detected on link 3(0x0, 0x0, 0x10000, 0x0, 0x0, 0x0, 0x0)
-";
-
-const XID13_NODE_A: &str = "Mar 14 02:10:01 node-a kernel: [1795800.100000] NVRM: Xid (PCI:0000:3b:00): 13, pid=4242, name=python, Graphics SM Warp Exception on (GPC 1, TPC 2, SM 0): Out Of Range Address
-";
-
-const XID48_NODE_B: &str = "Mar 14 02:11:30 node-b kernel: [1795889.200000] NVRM: Xid (PCI:0000:3b:00): 48, pid=5242, name=python, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 1, subpartition 0.
-";
-
-const XID74_NODE_C: &str = "Mar 14 02:12:45 node-c kernel: [1795964.300000] NVRM: Xid (PCI:0000:3b:00): 74, pid=6242, name=python, NVLink: fatal error detected on link 3(0x0, 0x0, 0x10000, 0x0, 0x0, 0x0, 0x0)
-";
-
-const AER_FATAL: &str = "Mar 14 02:13:01 node-a kernel: [1795950.100000] pcieport 0000:5c:00.0: AER: Uncorrected (Fatal) error received: 0000:5d:00.0
-Mar 14 02:13:01 node-a kernel: [1795950.100010] pcieport 0000:5c:00.0: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer, (Requester ID)
-Mar 14 02:13:01 node-a kernel: [1795950.100020] pcieport 0000:5c:00.0:   device [8086:347a] error status/mask=00000020/00000000
-Mar 14 02:13:01 node-a kernel: [1795950.100030] pcieport 0000:5c:00.0:    [ 5] SDES                   (First)
-";
-
-const AER_CORRECTED: &str = "Mar 14 02:13:01 node-a kernel: [1795950.100000] pcieport 0000:5c:00.0: AER: Corrected error received: 0000:5c:00.0
-Mar 14 02:13:01 node-a kernel: [1795950.100010] pcieport 0000:5c:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)
-Mar 14 02:13:01 node-a kernel: [1795950.100020] pcieport 0000:5c:00.0:   device [8086:347a] error status/mask=00000001/00002000
-Mar 14 02:13:01 node-a kernel: [1795950.100030] pcieport 0000:5c:00.0:    [ 0] RxErr
-";
-
-const XID64: &str = "Mar 14 07:52:18 node-a kernel: [84061.351789] NVRM: Xid (PCI:0000:4e:00): 64, pid='<unknown>', name=<unknown>, Row Remapper Error: (0x0000001d3a7c4e20) - All reserved rows for bank are remapped
-";
-
-const XID63: &str = "Mar 14 07:40:05 node-a kernel: [40128.402144] NVRM: Xid (PCI:0000:4e:00): 63, pid='<unknown>', name=<unknown>, Row Remapper: New row (0x0000001c20e45ae0) marked for remapping, reset gpu to activate.
-";
-
-const SMI_REMAP_FAILED: &str = "==============NVSMI LOG==============
-
-Timestamp                                 : Sat Mar 14 09:14:02 2026
-Driver Version                            : 535.161.08
-CUDA Version                              : 12.2
-
-Attached GPUs                             : 1
-GPU 00000000:4E:00.0
-    Product Name                          : NVIDIA A100-SXM4-80GB
-    Serial Number                         : 1321221008871
-    GPU UUID                              : GPU-25296531-fc5b-961e-7c01-acae4ac90823
-    Remapped Rows
-        Correctable Error                 : 1
-        Uncorrectable Error               : 2
-        Pending                           : No
-        Remapping Failure Occurred        : Yes
-";
-
-const SMI_REMAP_PENDING: &str = "==============NVSMI LOG==============
-
-Timestamp                                 : Sat Mar 14 09:14:02 2026
-Driver Version                            : 535.161.08
-CUDA Version                              : 12.2
-
-Attached GPUs                             : 1
-GPU 00000000:4E:00.0
-    Product Name                          : NVIDIA A100-SXM4-80GB
-    Serial Number                         : 1321221008871
-    GPU UUID                              : GPU-25296531-fc5b-961e-7c01-acae4ac90823
-    Remapped Rows
-        Correctable Error                 : 1
-        Uncorrectable Error               : 0
-        Pending                           : Yes
-        Remapping Failure Occurred        : No
-";
-
-const SMI_RETIRED_SBE: &str = "==============NVSMI LOG==============
-
-Timestamp                                 : Sat Mar 14 09:14:02 2026
-Driver Version                            : 470.223.02
-CUDA Version                              : 11.4
-
-Attached GPUs                             : 1
-GPU 00000000:3B:00.0
-    Product Name                          : Tesla V100-SXM2-32GB
-    Retired Pages
-        Single Bit ECC                    : 2
-        Double Bit ECC                    : 0
-        Pending Page Blacklist            : No
-";
-
-const XID48: &str = "Mar 14 02:11:30 node-a kernel: [1795889.200000] NVRM: Xid (PCI:0000:3b:00): 48, pid=4242, name=python, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 1, subpartition 0.
-";
-
-const XID92: &str = "Mar 14 02:11:30 node-a kernel: [1795889.200000] NVRM: Xid (PCI:0000:3b:00): 92, pid='<unknown>', name=<unknown>, High single-bit ECC error rate
-";
-
-const INIT_FAILED: &str = "Mar 14 02:00:03 node-a kernel: [  218.250408] NVRM: GPU 0000:0a:00.0: RmInitAdapter failed! (0x24:0x72:1568)
-Mar 14 02:00:03 node-a kernel: [  218.250612] NVRM: GPU 0000:0a:00.0: rm_init_adapter failed, device minor number 5
-";
-
-const DRIVER_LOADS: &str = "Mar 13 08:31:22 node-a kernel: [    6.710275] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.161.08  Tue Mar  5 22:42:18 UTC 2024
-Mar 14 02:00:03 node-a kernel: [    6.812004] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Feb 20 18:12:44 UTC 2024
-";
-
-const XID74: &str = "Mar 14 02:12:45 node-a kernel: [1795964.300000] NVRM: Xid (PCI:0000:3b:00): 74, pid=4242, name=python, NVLink: fatal error detected on link 3(0x0, 0x0, 0x10000, 0x0, 0x0, 0x0, 0x0)
-";
-
-const XID74_THEN_GSP: &str = "Mar 14 02:12:45 node-a kernel: [1795964.300000] NVRM: Xid (PCI:0000:3b:00): 74, pid=4242, name=python, NVLink: fatal error detected on link 3(0x0, 0x0, 0x10000, 0x0, 0x0, 0x0, 0x0)
-Mar 14 02:13:20 node-a kernel: [1795999.300000] NVRM: Xid (PCI:0000:3b:00): 119, pid=4242, name=python, Timeout after 6s of waiting for RPC response from GPU0 GSP! Expected function 76 (GSP_RM_CONTROL) (0x20802a02 0x8).
-";
-
-const XID119: &str = "Mar 14 02:13:20 node-a kernel: [1795999.300000] NVRM: Xid (PCI:0000:3b:00): 119, pid=4242, name=python, Timeout after 6s of waiting for RPC response from GPU0 GSP! Expected function 76 (GSP_RM_CONTROL) (0x20802a02 0x8).
-";
-
-const SXID_FATAL: &str = "Mar 14 02:13:07 node-a kernel: [1795955.589904] nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 20034, Fatal, Link 63 LTSSM Fault Up
-";
-
-const SXID_NONFATAL: &str = "Mar 14 02:13:07 node-a kernel: [1795955.589904] nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 20009, Non-fatal, Link 28 RX Short Error Rate
-";
-
-const NVML_MISMATCH: &str = "Failed to initialize NVML: Driver/library version mismatch
-";
-
-const SEL_PSU: &str =
-    "  20 | 03/14/2026 | 02:12:27 | Power Supply PS Redundancy | Redundancy Lost | Asserted
-  21 | 03/14/2026 | 02:12:29 | Power Supply PS2 Status | Failure detected () | Asserted
-";
-
-const SEL_PSU_CLEARED: &str =
-    "  24 | 03/14/2026 | 03:40:11 | Power Supply PS2 Status | Failure detected () | Deasserted
-  25 | 03/14/2026 | 03:40:12 | Power Supply PS Redundancy | Redundancy Lost | Deasserted
-  26 | 03/14/2026 | 03:40:12 | Power Supply PS Redundancy | Fully Redundant | Asserted
-";
-
-const SEL_FAN: &str = "  31 | 02/11/2026 | 03:40:52 | Fan FAN6A | Lower Non-critical going low  | Asserted | Reading 840 < Threshold 1080 RPM
-  34 | 02/11/2026 | 03:41:09 | Fan FAN6A | Lower Critical going low  | Asserted | Reading 0 < Threshold 600 RPM
-";
-
-const SEL_FAN_CLEARED: &str = "  35 | 02/11/2026 | 04:02:51 | Fan FAN6A | Lower Critical going low  | Deasserted | Reading 7800 < Threshold 600 RPM
-";
-
-const SEL_TEMP: &str = "  50 | 03/14/2026 | 02:13:55 | Temperature Inlet Temp | Upper Non-critical going high | Asserted | Reading 38 > Threshold 37 degrees C
-";
-
-const SEL_TEMP_CLEARED: &str = "  56 | 03/14/2026 | 02:31:40 | Temperature Inlet Temp | Upper Non-critical going high | Deasserted | Reading 30 < Threshold 37 degrees C
-";
-
-/// An nvidia-smi -q dump of one GPU with the given clock event reasons.
-macro_rules! smi_clocks {
-    ($thermal:literal, $brake:literal, $cap:literal) => {
-        concat!(
-            "==============NVSMI LOG==============
-
-Timestamp                                 : Sat Mar 14 02:20:00 2026
-Driver Version                            : 535.161.08
-CUDA Version                              : 12.2
-
-Attached GPUs                             : 1
-GPU 00000000:81:00.0
-    Product Name                          : NVIDIA H100 80GB HBM3
-    Clocks Event Reasons
-        Idle                              : Not Active
-        Applications Clocks Setting       : Not Active
-        SW Power Cap                      : ",
-            $cap,
-            "
-        HW Slowdown                       : Not Active
-            HW Thermal Slowdown           : ",
-            $thermal,
-            "
-            HW Power Brake Slowdown       : ",
-            $brake,
-            "
-        Sync Boost                        : Not Active
-        SW Thermal Slowdown               : Not Active
-"
-        )
-    };
-}
-
-const SMI_THERMAL: &str = smi_clocks!("Active", "Not Active", "Not Active");
-const SMI_COOL: &str = smi_clocks!("Not Active", "Not Active", "Not Active");
-const SMI_BRAKE: &str = smi_clocks!("Not Active", "Active", "Not Active");
-const SMI_POWER_CAP: &str = smi_clocks!("Not Active", "Not Active", "Active");
-
-const CABLE_UNPLUGGED: &str = "Mar 14 02:13:07 node-a kernel: [1795955.589904] mlx5_core 0000:5c:00.0: port_module:255:(pid 0): Port module event: module 0, Cable unplugged
-";
-
-const CABLE_PLUGGED: &str = "Mar 14 02:13:07 node-a kernel: [1795955.589904] mlx5_core 0000:5c:00.0: port_module:255:(pid 0): Port module event: module 0, Cable plugged
-";
-
-const EDAC_UE: &str = "Mar 14 02:13:07 node-a kernel: [1795955.589904] EDAC MC0: 1 UE memory read error on CPU_SrcID#0_Ha#0_Chan#1_DIMM#0 (channel:1 slot:0 page:0x0 offset:0x0 grain:32 syndrome:0x0)
-";
-
-const EDAC_CE: &str = "Mar 14 02:13:07 node-a kernel: [1795955.589904] EDAC MC0: 1 CE memory read error on CPU_SrcID#0_Ha#0_Chan#1_DIMM#0 (channel:1 slot:0 page:0x0 offset:0x0 grain:32 syndrome:0x0)
-";
-
-const CUDA_OOM: &str = "[rank5]:[E314 02:13:07.412000000 train.py:212] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 56.00 MiB. GPU 5 has a total capacity of 79.33 GiB of which 49.81 MiB is free. Process 415557 has 79.27 GiB memory in use.
-";
-
-const HOST_OOM: &str = "Mar 14 02:13:07 node-a kernel: [1795955.589904] Out of memory: Killed process 4242 (python) total-vm:1000000kB, anon-rss:900000kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:10kB oom_score_adj:0
-";
-
-const OOM_REAPER: &str = "Mar 14 02:13:08 node-a kernel: [1795956.589904] oom_reaper: reaped process 4242 (python), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB
-";
-
-const ILLEGAL_ADDRESS: &str = "[rank3]:[E314 02:13:08.123456789 ProcessGroupNCCL.cpp:1515] [PG 0 Rank 3] Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered
-";
-
-const CUDA_ECC: &str = "[rank3]:[E314 02:13:08.123456789 ProcessGroupNCCL.cpp:1515] [PG 0 Rank 3] Process group watchdog thread terminated with exception: CUDA error: uncorrectable ECC error encountered
-";
-
-const XID13_SPREAD: &str = "Mar 14 02:10:01 node-a kernel: [1795800.100000] NVRM: Xid (PCI:0000:3b:00): 13, pid=4242, name=python, Graphics SM Warp Exception on (GPC 1, TPC 2, SM 0): Out Of Range Address
-Mar 14 02:10:01 node-a kernel: [1795800.100300] NVRM: Xid (PCI:0000:5d:00): 13, pid=4243, name=python, Graphics SM Warp Exception on (GPC 4, TPC 0, SM 1): Out Of Range Address
-Mar 14 02:10:02 node-a kernel: [1795800.900000] NVRM: Xid (PCI:0000:9a:00): 13, pid=4244, name=python, Graphics SM Warp Exception on (GPC 0, TPC 5, SM 0): Out Of Range Address
-";
-
-const XID13_ONE_UNIT: &str = "Mar 14 02:10:01 node-a kernel: [1795800.100000] NVRM: Xid (PCI:0000:3b:00): 13, pid=4242, name=python, Graphics SM Warp Exception on (GPC 1, TPC 2, SM 0): Out Of Range Address
-Mar 14 02:10:01 node-a kernel: [1795800.100100] NVRM: Xid (PCI:0000:3b:00): 13, pid=4242, name=python, Graphics Exception: ESR 0x51a730=0x20d 0x51a734=0x0 0x51a728=0xc81eb60 0x51a72c=0x1174
-Mar 14 02:16:30 node-a kernel: [1796190.200000] NVRM: Xid (PCI:0000:3b:00): 13, pid=5151, name=pt_main_thread, Graphics SM Warp Exception on (GPC 1, TPC 2, SM 1): Out Of Range Address
-";
-
-const XID13_ONE_JOB_RETRIED: &str = "Mar 14 02:10:01 node-a kernel: [1795800.100000] NVRM: Xid (PCI:0000:3b:00): 13, pid=4242, name=python, Graphics SM Warp Exception on (GPC 1, TPC 2, SM 0): Out Of Range Address
-Mar 14 02:16:30 node-a kernel: [1796190.200000] NVRM: Xid (PCI:0000:3b:00): 13, pid=5151, name=python, Graphics SM Warp Exception on (GPC 6, TPC 4, SM 1): Out Of Range Address
-";
-
-const PREEMPTED: &str = "slurmstepd: error: *** STEP 1234.0 ON node-a CANCELLED AT 2026-03-14T02:13:07 DUE TO PREEMPTION ***
-";
-
-const TIME_LIMIT: &str = "slurmstepd: error: *** JOB 991 ON node-a CANCELLED AT 2026-03-14T02:13:07 DUE TO TIME LIMIT ***
-";
-
-const TASK_EXITED: &str = "srun: error: node-a: task 3: Exited with exit code 1
-";
-
-const REMOTE_ERROR: &str = "[rank0]:[E314 02:23:07.408271257 ProcessGroupNCCL.cpp:1515] [PG 0 Rank 0] Process group watchdog thread terminated with exception: NCCL error: remote process exited or there was a network error, NCCL version 2.19.3
-";
-
-const SOCKET_WARN: &str = "node-a:4242:4300 [0] NCCL WARN socketProgressOpt: Call to recv from 10.0.0.2<33759> failed : Connection reset by peer
-";
-
 const SCENARIOS: &[Scenario] = &[
     Scenario {
         rule: "gpu-fell-off-bus",
@@ -286,6 +42,36 @@ const SCENARIOS: &[Scenario] = &[
         // NVML's "Unknown Error" alone is a consequence of a lost GPU, not the loss itself
         near_miss: &[("node-a/nvml.txt", NVML_UNKNOWN)],
         instead: Instead::Unknown,
+    },
+    Scenario {
+        rule: "bmc-power-then-gpu-lost",
+        layer: "hardware",
+        responsibility: "vendor",
+        positive: &[
+            ("node-a/sel-elist.txt", SEL_PSU),
+            ("node-a/kern.log", XID79),
+        ],
+        // the power supply of another server
+        near_miss: &[
+            ("node-b/sel-elist.txt", SEL_PSU),
+            ("node-a/kern.log", XID79),
+        ],
+        instead: Instead::Rule("gpu-fell-off-bus"),
+    },
+    Scenario {
+        rule: "bmc-cooling-then-gpu-lost",
+        layer: "thermal_power",
+        responsibility: "operator",
+        positive: &[
+            ("node-a/sel-elist.txt", SEL_FAN_BEFORE_XID79),
+            ("node-a/kern.log", XID79),
+        ],
+        // a fan below its warning threshold is no cooling failure
+        near_miss: &[
+            ("node-a/sel-elist.txt", SEL_FAN_SLOW_BEFORE_XID79),
+            ("node-a/kern.log", XID79),
+        ],
+        instead: Instead::Rule("gpu-fell-off-bus"),
     },
     Scenario {
         rule: "gpu-repeat-offender",

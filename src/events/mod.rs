@@ -53,6 +53,11 @@ pub struct RecognizerDef {
     /// What the recognizer finds.
     #[serde(default)]
     pub description: String,
+    /// The events come from the server's management controller (IPMI SEL, iDRAC/Lifecycle log,
+    /// Redfish): their times are on the BMC's clock, and one assertion seen through two BMC
+    /// routes within a few seconds is one event.
+    #[serde(default)]
+    pub bmc: bool,
     /// Lines that must produce an event (or an attachment).
     #[serde(default)]
     pub samples: Vec<String>,
@@ -106,6 +111,8 @@ pub struct Draft {
     pub attach_to: Option<String>,
     /// Recognizer id.
     pub recognizer: String,
+    /// Seen by the BMC (see [`RecognizerDef::bmc`]).
+    pub bmc: bool,
 }
 
 impl Draft {
@@ -390,6 +397,7 @@ impl RecognizerSet {
         }
         for d in &mut out[start..] {
             d.recognizer = def.id.clone();
+            d.bmc = def.bmc;
             if d.rank.is_none() {
                 d.rank = rec.rank;
             }

@@ -80,7 +80,7 @@ pub fn parse(text: &str) -> BundleInfo {
         } else if let Some(v) = l.strip_prefix("Date: ") {
             info.captured = super::time::ctime_datetime(v.trim().as_bytes())
                 .map(|x| x.0)
-                .or_else(|| super::time::cjk_datetime(v.trim().as_bytes()));
+                .or_else(|| super::locale::cjk_datetime(v.trim().as_bytes()));
         } else if let Some(v) = l.strip_prefix("uname: ") {
             let mut f = v.split_whitespace();
             f.next();

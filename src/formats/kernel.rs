@@ -1,8 +1,10 @@
 //! Kernel ring-buffer shapes: `dmesg` raw/`-T`/`--time-format iso`/`-r`/`-x`, and `/dev/kmsg` records.
 
-use super::time::{bracket_uptime, ctime_datetime, iso_datetime, number};
+use super::time::{
+    bracket_uptime, civil_secs, ctime_datetime, digits, iso_datetime, number, NO_YEAR,
+};
 use super::{Prefix, Shape};
-use crate::model::LineStamp;
+use crate::model::{LineStamp, WallStamp};
 
 /// `[    5.123456] msg` (also `<6>[ ... ]` from `dmesg -r`, and a journal `short-monotonic` host/tag).
 pub fn raw(line: &[u8]) -> Option<Prefix<'_>> {
@@ -76,6 +78,121 @@ pub fn ctime(line: &[u8]) -> Option<Prefix<'_>> {
         msg_start: i,
         shape: Shape::DmesgCtime,
     })
+}
+
+/// `[May19 19:57] msg` of `dmesg -H` / `-e` (`--reltime`): printed when the minute changes; the
+/// month name may be localized (`[Mär14 02:13]`). Minute resolution, no year, no zone.
+pub fn reltime(line: &[u8]) -> Option<Prefix<'_>> {
+    if line.first() != Some(&b'[') {
+        return None;
+    }
+    let (month, ml) = super::locale::month_name(&line[1..])?;
+    let mut i = 1 + ml;
+    if line.get(i) == Some(&b' ') {
+        i += 1;
+    }
+    let (day, dl) = number(line.get(i..)?)?;
+    i += dl;
+    if dl > 2 || !(1..=31).contains(&day) || line.get(i) != Some(&b' ') {
+        return None;
+    }
+    i += 1;
+    let b = line.get(i..i + 6)?;
+    if b[2] != b':' || b[5] != b']' {
+        return None;
+    }
+    let (h, m) = (digits(b, 2)?, digits(&b[3..], 2)?);
+    if h > 23 || m > 59 {
+        return None;
+    }
+    i += 6;
+    if line.get(i) == Some(&b' ') {
+        i += 1;
+    }
+    let naive_secs = civil_secs(NO_YEAR, month, day as u32, h * 3600 + m * 60)?;
+    Some(Prefix {
+        stamp: LineStamp {
+            wall: Some(WallStamp {
+                naive_secs,
+                micros: 0,
+                offset: None,
+                has_year: false,
+            }),
+            mono_us: None,
+        },
+        host: None,
+        msg_start: i,
+        shape: Shape::DmesgRel,
+    })
+}
+
+/// The delta of a `dmesg -H` line `[  +0.000127] msg` in microseconds, and the prefix length.
+pub fn delta_us(line: &[u8]) -> Option<(u64, usize)> {
+    if line.first() != Some(&b'[') {
+        return None;
+    }
+    let mut i = 1;
+    while line.get(i) == Some(&b' ') {
+        i += 1;
+    }
+    if line.get(i) != Some(&b'+') {
+        return None;
+    }
+    let (secs, sl) = number(line.get(i + 1..)?)?;
+    i += 1 + sl;
+    if line.get(i) != Some(&b'.') {
+        return None;
+    }
+    let (frac, fl) = number(line.get(i + 1..)?)?;
+    if fl != 6 || line.get(i + 1 + fl) != Some(&b']') {
+        return None;
+    }
+    Some((secs * 1_000_000 + frac, i + 2 + fl))
+}
+
+/// `[  +0.000127] msg` of `dmesg -H`: a time relative to the line before; see [`reltime_stamp`].
+pub fn reldelta(line: &[u8]) -> Option<Prefix<'_>> {
+    let (_, mut n) = delta_us(line)?;
+    if line.get(n) == Some(&b' ') {
+        n += 1;
+    }
+    Some(Prefix {
+        stamp: LineStamp::default(),
+        host: None,
+        msg_start: n,
+        shape: Shape::DmesgDelta,
+    })
+}
+
+/// Lines walked back from a `dmesg -H` delta line to the full stamp it counts from.
+const RELTIME_LINES: usize = 20_000;
+
+/// The time of the `dmesg -H` delta line starting at `start`: the last full `[May19 19:57]` stamp
+/// above it plus every delta since (continuation lines carry none). `None` when no full stamp is
+/// within reach.
+pub fn reltime_stamp(buf: &[u8], start: usize) -> Option<WallStamp> {
+    let mut total = 0u64;
+    let mut pos = start;
+    let mut le = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |p| start + p);
+    for _ in 0..RELTIME_LINES {
+        let line = &buf[pos..le];
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if let Some((d, _)) = delta_us(line) {
+            total += d;
+        } else if let Some(p) = reltime(line) {
+            let mut w = p.stamp.wall?;
+            let us = w.micros as u64 + total;
+            w.naive_secs += (us / 1_000_000) as i64;
+            w.micros = (us % 1_000_000) as u32;
+            return Some(w);
+        }
+        if pos == 0 {
+            return None;
+        }
+        le = pos - 1;
+        pos = memchr::memrchr(b'\n', &buf[..le]).map_or(0, |p| p + 1);
+    }
+    None
 }
 
 /// `2025-01-21T04:41:44,283302+00:00 msg` from `dmesg --time-format iso`.
@@ -200,5 +317,36 @@ mod tests {
         assert_eq!(&l[p.msg_start..], b"NET: Registered protocol family 10");
         assert!(kmsg(b"6,339,5140900,-,caller=T1;x").is_some());
         assert!(kmsg(b"1,2,3").is_none());
+    }
+
+    #[test]
+    fn reltime_minute_stamps_and_deltas() {
+        let text = b"[May19 19:57] usb 1-1: new high-speed USB device\n[  +0.000127] usb 1-1: New USB device found\n               continued record\n[  +1.500000] NVRM: Xid (PCI:0000:3b:00): 79, x\n[May19 19:58] next minute\n";
+        let p = reltime(text).unwrap();
+        let base = p.stamp.wall.unwrap();
+        assert!(!base.has_year);
+        assert_eq!(&text[p.msg_start..p.msg_start + 3], b"usb");
+        let xid = text
+            .windows(14)
+            .position(|w| w == b"[  +1.500000] ")
+            .unwrap();
+        let p = reldelta(&text[xid..]).unwrap();
+        assert!(p.stamp.is_empty());
+        assert!(text[xid + p.msg_start..].starts_with(b"NVRM"));
+        let w = reltime_stamp(text, xid).unwrap();
+        assert_eq!(w.naive_secs, base.naive_secs + 1);
+        assert_eq!(w.micros, 500_127);
+        // a zero-padded or space-padded day, a localized month
+        assert!(reltime(b"[May 9 19:57] x").is_some());
+        assert!(reltime(b"[Mar 14 02:13] x").is_some());
+        let de = reltime("[Mär14 02:13] x".as_bytes()).unwrap();
+        assert_eq!(
+            de.stamp.wall.unwrap().naive_secs,
+            civil_secs(NO_YEAR, 3, 14, 2 * 3600 + 13 * 60).unwrap()
+        );
+        // a delta with no full stamp above it has no time
+        assert!(reltime_stamp(b"[  +0.000127] x\n", 0).is_none());
+        assert!(delta_us(b"[    5.123456] raw").is_none());
+        assert!(reltime(b"[UFW BLOCK] x").is_none());
     }
 }

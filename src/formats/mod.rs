@@ -2,15 +2,19 @@
 //! time, host and message start. One file per family of formats; block formats (bug reports,
 //! nvidia-smi dumps, dcgmi tables) have their own readers.
 
+pub mod bmc;
 pub mod bug_report;
 pub mod dcgmi;
 pub mod joblog;
 pub mod journal;
 pub mod kernel;
+pub mod locale;
 pub mod nvidia_smi;
 pub mod nvidia_smi_xml;
+pub mod record;
 pub mod syslog;
 pub mod time;
+pub mod topo;
 
 use crate::model::LineStamp;
 use serde::Serialize;
@@ -46,7 +50,18 @@ pub enum Shape {
     FabricManager,
     /// NCCL `host:pid:tid [dev]` without time.
     Nccl,
+    /// `ipmitool sel list` / `elist` / `-c` (BMC clock).
+    Sel,
+    /// Package logs with a time on every line: dpkg.log, dnf.rpm.log, yum.log.
+    Package,
+    /// `[May19 19:57] ` of `dmesg -H` (minute changed).
+    DmesgRel,
+    /// `[  +0.000127] ` of `dmesg -H` (time since the line before).
+    DmesgDelta,
 }
+
+/// Number of [`Shape`] variants (size of per-shape counters).
+pub const SHAPES: usize = 18;
 
 /// What a prefix reader found at the start of a line.
 #[derive(Clone, Copy, Debug)]
@@ -78,6 +93,8 @@ pub fn parse_prefix(line: &[u8]) -> Option<Prefix<'_>> {
     match first {
         b'[' => kernel::raw(line)
             .or_else(|| kernel::ctime(line))
+            .or_else(|| kernel::reldelta(line))
+            .or_else(|| kernel::reltime(line))
             .or_else(|| joblog::job_prefix(line)),
         b'<' => kernel::raw(line).or_else(|| syslog::rfc5424(line)),
         b'0'..=b'9' => {
@@ -85,7 +102,8 @@ pub fn parse_prefix(line: &[u8]) -> Option<Prefix<'_>> {
                 if line.get(19) == Some(&b',') && line.get(10) == Some(&b'T') {
                     kernel::iso(line)
                 } else {
-                    syslog::rfc3339(line)
+                    record::package_line(line)
+                        .or_else(|| syslog::rfc3339(line))
                         .or_else(|| kernel::iso(line))
                         .or_else(|| joblog::job_prefix(line))
                 }
@@ -94,15 +112,20 @@ pub fn parse_prefix(line: &[u8]) -> Option<Prefix<'_>> {
                     .or_else(|| journal::short_unix(line))
                     .or_else(|| syslog::rfc3164(line))
                     .or_else(|| syslog::talos(line))
+                    .or_else(|| bmc::sel(line))
             }
         }
         b'A'..=b'Z' | b'a'..=b'z' => syslog::rfc3164(line)
+            .or_else(|| record::package_line(line))
             .or_else(|| journal::short_full(line))
             .or_else(|| kernel::decoded(line))
             .or_else(|| joblog::job_prefix(line))
             .or_else(|| joblog::nccl_untimed(line))
-            .or_else(|| syslog::talos(line)),
-        b' ' => joblog::job_prefix(line),
+            .or_else(|| syslog::talos(line))
+            .or_else(|| bmc::sel(line)),
+        b' ' => joblog::job_prefix(line)
+            .or_else(|| bmc::sel(line))
+            .or_else(|| syslog::rfc3164(line)),
         _ => None,
     }
 }
@@ -247,13 +270,16 @@ pub fn detect(head: &[u8]) -> Format {
     if bug_report::looks_like(window) {
         return Format::BugReport;
     }
-    if nvidia_smi::looks_like(window) || nvidia_smi_xml::looks_like(window) {
+    if nvidia_smi::looks_like(window)
+        || nvidia_smi_xml::looks_like(window)
+        || topo::looks_like(window)
+    {
         return Format::NvidiaSmi;
     }
     if dcgmi::looks_like_json(window) {
         return Format::Dcgmi;
     }
-    let mut counts = [0usize; 16];
+    let mut counts = [0usize; SHAPES];
     let mut total = 0usize;
     let mut journal_markers = 0;
     let mut json = 0;
@@ -326,18 +352,30 @@ pub fn detect(head: &[u8]) -> Format {
         Shape::C10,
         Shape::FabricManager,
         Shape::Nccl,
+        Shape::Sel,
+        Shape::Package,
+        Shape::DmesgRel,
+        Shape::DmesgDelta,
     ]
     .into_iter()
     .find(|s| *s as usize == best);
     match shape {
-        Some(Shape::DmesgRaw | Shape::DmesgCtime | Shape::DmesgIso | Shape::Kmsg) => Format::Dmesg,
+        Some(
+            Shape::DmesgRaw
+            | Shape::DmesgCtime
+            | Shape::DmesgIso
+            | Shape::Kmsg
+            | Shape::DmesgRel
+            | Shape::DmesgDelta,
+        ) => Format::Dmesg,
         Some(Shape::Syslog | Shape::SyslogIso) if journal_markers > 0 => Format::Journal,
         Some(Shape::Syslog | Shape::SyslogIso | Shape::Syslog5424 | Shape::Talos) => Format::Syslog,
         Some(Shape::JournalFull | Shape::JournalUnix) => Format::Journal,
         Some(Shape::FabricManager) => Format::FabricManager,
         Some(Shape::Nccl) => Format::Nccl,
         Some(Shape::JobBracket | Shape::C10) => Format::Trainer,
-        None => Format::Unknown,
+        // the contract's formats name no BMC or package log
+        Some(Shape::Sel | Shape::Package) | None => Format::Unknown,
     }
 }
 

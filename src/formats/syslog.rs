@@ -87,7 +87,7 @@ fn host_and_tag<'a>(
 
 /// `Mmm dd HH:MM:SS host tag: msg`.
 pub fn rfc3164(line: &[u8]) -> Option<Prefix<'_>> {
-    let (ws, n) = syslog_datetime(line).or_else(|| super::time::cjk_syslog_prefix(line))?;
+    let (ws, n) = syslog_datetime(line).or_else(|| super::locale::cjk_syslog_prefix(line))?;
     let mut stamp = LineStamp {
         wall: Some(ws),
         mono_us: None,

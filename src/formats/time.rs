@@ -112,6 +112,110 @@ pub fn zone(b: &[u8]) -> Option<(i32, usize)> {
     }
 }
 
+/// Reads a time of day with an optional 12-hour suffix: `HH:MM:SS`, `H:MM:SS PM`, `12:05:00 AM`
+/// (strftime `%X`/`%r` in English locales); returns seconds of the day and the length read.
+pub fn clock12(b: &[u8]) -> Option<(u32, usize)> {
+    // one-digit hours ("1:31:02 PM") are read as if zero-padded
+    let (sod, mut n) = if b.get(1) == Some(&b':') {
+        let mut padded = [b'0'; 8];
+        let src = b.get(..7)?;
+        padded[1..].copy_from_slice(src);
+        (hms(&padded)?, 7)
+    } else {
+        (hms(b)?, 8)
+    };
+    let mut sod = sod;
+    let rest = &b[n..];
+    if rest.len() >= 3 && rest[0] == b' ' {
+        let half = [rest[1].to_ascii_uppercase(), rest[2].to_ascii_uppercase()];
+        let boundary = rest.get(3).is_none_or(|c| !c.is_ascii_alphanumeric());
+        if boundary && (half == *b"AM" || half == *b"PM") {
+            let h = sod / 3600;
+            if h == 0 || h > 12 {
+                return None;
+            }
+            let h24 = match (h, half[0]) {
+                (12, b'A') => 0,
+                (12, _) => 12,
+                (h, b'P') => h + 12,
+                (h, _) => h,
+            };
+            sod = h24 * 3600 + sod % 3600;
+            n += 3;
+        }
+    }
+    Some((sod, n))
+}
+
+/// Reads a US-style date `MM/DD/YYYY` or `MM/DD/YY` (strftime `%x` in the C locale); returns the
+/// year, month, day and the length read.
+pub fn us_date(b: &[u8]) -> Option<(i32, u32, u32, usize)> {
+    if b.get(2) != Some(&b'/') || b.get(5) != Some(&b'/') {
+        return None;
+    }
+    let m = digits(b, 2)?;
+    let d = digits(&b[3..], 2)?;
+    let (y, n) = match digits(&b[6..], 4) {
+        Some(y) => (y as i32, 10),
+        None => (2000 + digits(&b[6..], 2)? as i32, 8),
+    };
+    if b.get(n).is_some_and(u8::is_ascii_digit) || !(1..=12).contains(&m) || !(1..=31).contains(&d)
+    {
+        return None;
+    }
+    Some((y, m, d, n))
+}
+
+/// Zone abbreviations read as fixed offsets. Ambiguous ones (`CST`, `IST`, `BST`, `AST`) are
+/// left out: a stamp carrying one is read without a zone.
+const ZONE_NAMES: [(&[u8], i32); 22] = [
+    (b"UTC", 0),
+    (b"GMT", 0),
+    (b"Z", 0),
+    (b"WET", 0),
+    (b"WEST", 3600),
+    (b"CET", 3600),
+    (b"CEST", 7200),
+    (b"MET", 3600),
+    (b"MEST", 7200),
+    (b"EET", 7200),
+    (b"EEST", 10800),
+    (b"MSK", 10800),
+    (b"EST", -5 * 3600),
+    (b"EDT", -4 * 3600),
+    (b"CDT", -5 * 3600),
+    (b"MST", -7 * 3600),
+    (b"MDT", -6 * 3600),
+    (b"PST", -8 * 3600),
+    (b"PDT", -7 * 3600),
+    (b"JST", 9 * 3600),
+    (b"KST", 9 * 3600),
+    (b"HKT", 8 * 3600),
+];
+
+/// Reads a zone word after a time: a numeric offset (`+07`, `-0530`, `+05:30`, strftime `%Z`
+/// for zones without a name) or an abbreviation. Returns the offset when it is known, and the
+/// length of the word (also for unknown abbreviations of 2 to 5 capitals, so the caller can step
+/// over them).
+pub fn zone_word(b: &[u8]) -> Option<(Option<i32>, usize)> {
+    if let Some((off, n)) = zone(b) {
+        if b.get(n).is_none_or(|c| !c.is_ascii_alphanumeric()) {
+            return Some((Some(off), n));
+        }
+    }
+    let n = b
+        .iter()
+        .take(6)
+        .take_while(|c| c.is_ascii_uppercase())
+        .count();
+    if !(1..=5).contains(&n) || b.get(n).is_some_and(|c| c.is_ascii_alphanumeric()) {
+        return None;
+    }
+    let word = &b[..n];
+    let known = ZONE_NAMES.iter().find(|(z, _)| *z == word).map(|(_, o)| *o);
+    (known.is_some() || n >= 2).then_some((known, n))
+}
+
 /// Seconds since the epoch for a civil date and a second of the day, read as UTC.
 pub fn civil_secs(year: i32, month: u32, day: u32, sod: u32) -> Option<i64> {
     let d = NaiveDate::from_ymd_opt(year, month, day)?;
@@ -154,13 +258,14 @@ pub fn iso_datetime(b: &[u8]) -> Option<(WallStamp, usize)> {
     ))
 }
 
-/// Reads `Mmm dd HH:MM:SS[.frac]` (day space- or zero-padded, or a single digit); no year.
+/// Reads `Mmm dd HH:MM:SS[.frac]` (day space- or zero-padded, or a single digit; the month in
+/// English or German); no year.
 pub fn syslog_datetime(b: &[u8]) -> Option<(WallStamp, usize)> {
-    let month = month_abbrev(b)?;
-    if b.get(3) != Some(&b' ') {
+    let (month, ml) = super::locale::month_name(b)?;
+    if b.get(ml) != Some(&b' ') {
         return None;
     }
-    let mut i = 4;
+    let mut i = ml + 1;
     if b.get(i) == Some(&b' ') {
         i += 1;
     }
@@ -189,13 +294,12 @@ pub fn syslog_datetime(b: &[u8]) -> Option<(WallStamp, usize)> {
     ))
 }
 
-/// Reads a ctime stamp `Www Mmm dd HH:MM:SS YYYY` (dmesg -T, `date`), optionally with a zone name before the year.
+/// Reads a ctime stamp `Www Mmm dd HH:MM:SS YYYY` (dmesg -T, `date`; German names too), optionally
+/// with a zone name before the year.
 pub fn ctime_datetime(b: &[u8]) -> Option<(WallStamp, usize)> {
-    if !is_weekday(b) || b.get(3) != Some(&b' ') {
-        return None;
-    }
-    let (mut ws, mut n) = syslog_datetime(&b[4..])?;
-    n += 4;
+    let wl = super::locale::weekday_len(b)?;
+    let (mut ws, mut n) = syslog_datetime(&b[wl + 1..])?;
+    n += wl + 1;
     if b.get(n) != Some(&b' ') {
         return None;
     }
@@ -262,74 +366,6 @@ pub fn bracket_uptime(b: &[u8]) -> Option<(u64, usize)> {
         micros /= 10;
     }
     Some((secs * 1_000_000 + micros, i + 1))
-}
-
-/// Reads a CJK-locale date `2024年 12月 20日 星期五 18:35:26 CST` or a journal `12月 19 15:21:07`.
-pub fn cjk_datetime(b: &[u8]) -> Option<WallStamp> {
-    let s = std::str::from_utf8(b).ok()?;
-    let mut year = None;
-    let mut month = None;
-    let mut day = None;
-    let mut sod = None;
-    for tok in s.split_whitespace() {
-        if let Some(y) = tok.strip_suffix('年') {
-            year = y.parse::<i32>().ok();
-        } else if let Some(m) = tok.strip_suffix('月') {
-            month = m.parse::<u32>().ok();
-        } else if let Some(d) = tok.strip_suffix('日') {
-            day = d.parse::<u32>().ok();
-        } else if month.is_some() && day.is_none() && tok.bytes().all(|c| c.is_ascii_digit()) {
-            day = tok.parse().ok();
-        } else if let Some(t) = hms(tok.as_bytes()) {
-            sod = Some(t);
-            break;
-        }
-    }
-    let (m, d, t) = (month?, day?, sod?);
-    let naive_secs = civil_secs(year.unwrap_or(NO_YEAR), m, d, t)?;
-    Some(WallStamp {
-        naive_secs,
-        micros: 0,
-        offset: None,
-        has_year: year.is_some(),
-    })
-}
-
-/// Length of a journal-short CJK prefix `12月 19 15:21:07` (month, day, time), if the line starts with one.
-pub fn cjk_syslog_prefix(b: &[u8]) -> Option<(WallStamp, usize)> {
-    let pos = memchr::memmem::find(&b[..b.len().min(8)], "月".as_bytes())?;
-    let m = std::str::from_utf8(&b[..pos])
-        .ok()?
-        .trim()
-        .parse::<u32>()
-        .ok()?;
-    let mut i = pos + "月".len();
-    while b.get(i) == Some(&b' ') {
-        i += 1;
-    }
-    let (d, dl) = number(&b[i..])?;
-    i += dl;
-    if let Some(rest) = b.get(i..) {
-        if rest.starts_with("日".as_bytes()) {
-            i += "日".len();
-        }
-    }
-    if b.get(i) != Some(&b' ') {
-        return None;
-    }
-    i += 1;
-    let sod = hms(b.get(i..)?)?;
-    i += 8;
-    let naive_secs = civil_secs(NO_YEAR, m, d as u32, sod)?;
-    Some((
-        WallStamp {
-            naive_secs,
-            micros: 0,
-            offset: None,
-            has_year: false,
-        },
-        i,
-    ))
 }
 
 #[cfg(test)]

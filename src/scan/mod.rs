@@ -4,6 +4,7 @@
 pub mod journal_json;
 
 use crate::events::{Draft, RecognizerSet, Record};
+use crate::formats::record::Scope;
 use crate::formats::{parse_head, Shape};
 use crate::model::LineStamp;
 use rayon::prelude::*;
@@ -50,7 +51,7 @@ pub struct ScanOutput {
     /// Lines longer than [`MAX_RECORD_BYTES`].
     pub long_lines: u64,
     /// Count of lines per prefix shape (for format detection and reporting).
-    pub shapes: [u64; 16],
+    pub shapes: [u64; crate::formats::SHAPES],
     /// Progress samples met while scanning, kept or not.
     progress_seen: u64,
     /// One progress sample in this many is kept (a power of two).
@@ -410,9 +411,27 @@ fn candidate(
             true
         }
     });
+    let mut record = None;
     let (stamp, borrowed, lender_host) = match head.prefix {
         Some(p) if !p.stamp.is_empty() => (p.stamp, false, None),
-        _ => borrow_stamp(buf, head_start, e),
+        Some(p) if p.shape == Shape::DmesgDelta => {
+            let wall = crate::formats::kernel::reltime_stamp(buf, head_start);
+            (
+                LineStamp {
+                    wall,
+                    mono_us: None,
+                },
+                false,
+                None,
+            )
+        }
+        _ => match crate::formats::record::record_stamp(buf, head_start, e) {
+            Some(r) => {
+                record = (r.scope == Scope::Record).then_some(r.span);
+                (r.stamp, r.scope == Scope::File, None)
+            }
+            None => borrow_stamp(buf, head_start, e),
+        },
     };
     let host = head.prefix.and_then(|p| p.host).map(lossy).or(lender_host);
     let mut message = String::new();
@@ -423,8 +442,22 @@ fn candidate(
         let cut = &p[..p.len().min(MAX_MESSAGE_BYTES)];
         message.push_str(&String::from_utf8_lossy(cut));
     }
+    let mut body = body;
+    let mut record_message = None;
+    if let Some(span) = record {
+        record_message = crate::formats::record::record_message(&buf[span.0..span.1]);
+        if let Some(text) = record_text(buf, span, (head_start, e)) {
+            // the line that named the event first, then the rest of its record: the evidence,
+            // and what tells apart two records that name the same id
+            body = format!("{body}\n{text}");
+            message = format!("{message}\n{text}");
+        }
+    }
     let had_prefix = head.prefix.is_some();
     for mut d in drafts {
+        if let Some(m) = &record_message {
+            d.attrs.entry("message".into()).or_insert_with(|| m.clone());
+        }
         // one update of a progress bar glued into a long line: its own text is the evidence
         let segment_text = if d.attrs.contains_key("segment") {
             d.attrs.remove("text")
@@ -482,6 +515,30 @@ fn context(buf: &[u8], head_start: usize, e: usize) -> (Vec<String>, Vec<String>
         e2 = ne;
     }
     (preceding, following)
+}
+
+/// Records longer than this many lines keep only the lines that named the event as evidence.
+const MAX_RECORD_LINES: usize = 24;
+
+/// The other lines of a key/value record (lclog, getsel, Redfish object, apt transaction)
+/// around `own` (the lines that named the event), verbatim and in file order.
+fn record_text(buf: &[u8], (start, end): (usize, usize), own: (usize, usize)) -> Option<String> {
+    let mut lines: Vec<&[u8]> = Vec::new();
+    for part in [&buf[start..own.0.max(start)], &buf[own.1.min(end)..end]] {
+        lines.extend(
+            part.split(|&c| c == b'\n')
+                .map(trim_cr)
+                .filter(|l| !l.is_empty()),
+        );
+    }
+    if lines.is_empty() || lines.len() >= MAX_RECORD_LINES {
+        return None;
+    }
+    let cut: Vec<String> = lines
+        .iter()
+        .map(|l| lossy(&l[..l.len().min(MAX_MESSAGE_BYTES)]))
+        .collect();
+    Some(cut.join("\n"))
 }
 
 /// Finds the nearest line with a time: up to 256 lines back, then up to 256 lines forward.

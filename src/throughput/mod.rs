@@ -205,6 +205,7 @@ pub fn drop_event(s: &Slowdown) -> Event {
         body: s.first_text.clone(),
         attrs,
         also_seen: Vec::new(),
+        bmc: false,
     }
 }
 

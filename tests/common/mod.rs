@@ -113,3 +113,50 @@ pub fn case_files(dir: &Path) -> Vec<String> {
     files.sort();
     files
 }
+
+/// The report's events.
+pub fn events(r: &Value) -> Vec<Value> {
+    r["events"].as_array().cloned().unwrap_or_default()
+}
+
+/// The report's events of one kind.
+pub fn of_kind(r: &Value, kind: &str) -> Vec<Value> {
+    events(r)
+        .into_iter()
+        .filter(|e| e["kind"] == kind)
+        .collect()
+}
+
+/// The report's incidents.
+pub fn incidents(r: &Value) -> Vec<Value> {
+    r["incidents"].as_array().cloned().unwrap_or_default()
+}
+
+/// The incident whose cause a given rule named.
+pub fn by_rule(r: &Value, rule: &str) -> Value {
+    incidents(r)
+        .into_iter()
+        .find(|i| i["root_cause"]["rule"] == rule)
+        .unwrap_or_else(|| panic!("no incident named by {rule}: {}", r["incidents"]))
+}
+
+/// Writes `text` to `name` in a fresh folder and analyzes the folder.
+pub fn analyze_text(name: &str, text: &str) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let host = dir.path().join("gpu-node-99");
+    std::fs::create_dir(&host).unwrap();
+    std::fs::write(host.join(name), text).unwrap();
+    analyze_json(&[dir.path().to_str().unwrap()])
+}
+
+/// Writes (path under a fresh folder, text) files and analyzes the folder; the first folder of
+/// each path is its host.
+pub fn analyze_files(files: &[(&str, &str)]) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+    }
+    analyze_json(&[dir.path().to_str().unwrap()])
+}

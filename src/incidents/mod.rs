@@ -8,6 +8,13 @@ use crate::rules::{Match, Rule, RuleSet};
 use crate::timeline::Event;
 use std::collections::{BTreeMap, BTreeSet};
 
+mod cause;
+mod drift;
+mod topo;
+
+pub use drift::{add_driver_drift, ago};
+pub use topo::add_nic_gpus;
+
 /// A runner-up explanation.
 #[derive(Clone, Debug)]
 pub struct Alternative {
@@ -247,6 +254,11 @@ fn fits(rule: &Rule, e: &Event, events: &[Event], members: &[usize], catalog: &C
             return false;
         }
     }
+    if let Some(p) = &m.preceded_by {
+        if !members.iter().any(|&c| p.fits(&events[c], e)) {
+            return false;
+        }
+    }
     match m.fact.as_deref() {
         Some("desync") => desync(events, members),
         Some(_) => false,
@@ -338,6 +350,9 @@ fn judge(
         }
     }
     let mut missing = Vec::new();
+    // the earlier event a rule names as the cause (a BMC alert before a GPU loss)
+    let preceded = chosen.and_then(|(rule, i)| Some((rule.pattern.preceded_by.as_ref()?, i)));
+    let cause = preceded.and_then(|(p, i)| cause::cause_of(p, i, events, &members));
     let (layer, confidence, summary, responsibility, actions, primary, rule_id) = match chosen {
         Some((rule, i)) => {
             let count = members
@@ -348,10 +363,14 @@ fn judge(
             if !alternatives.is_empty() {
                 conf -= 0.1;
             }
+            let mut summary = render(&rule.summary, &events[i], count, catalog);
+            if let Some(c) = cause {
+                summary = cause::fill(summary, &events[c], &events[i], catalog);
+            }
             (
                 rule.layer,
                 conf,
-                render(&rule.summary, &events[i], count, catalog),
+                summary,
                 rule.responsibility.clone(),
                 rule.actions.clone(),
                 Some(i),
@@ -445,15 +464,22 @@ fn judge(
             }
         }
     };
+    // the cause's kinds on its host (also below the cause's severity) come before, not after
+    let is_cause = |i: usize| {
+        preceded.is_some_and(|(p, e)| {
+            p.kinds.contains(&events[i].kind) && events[i].host == events[e].host
+        })
+    };
     for &i in &members {
         if Some(i) != primary
+            && !is_cause(i)
             && (rules.is_consequence(&events[i])
                 || primary.is_some_and(|p| events[p].layer != events[i].layer))
         {
             *consequences.entry(events[i].kind.clone()).or_default() += 1;
         }
     }
-    let mut evidence: Vec<usize> = primary.into_iter().collect();
+    let mut evidence: Vec<usize> = primary.into_iter().chain(cause).collect();
     if let Some(p) = primary {
         let pe = &events[p];
         for &i in &members {
@@ -461,15 +487,19 @@ fn judge(
                 continue;
             }
             let e = &events[i];
+            let named = chosen.is_some_and(|(r, _)| r.pattern.fits(e));
             let related = (e.gpu.is_some() && e.gpu == pe.gpu)
                 || (e.kind == pe.kind && e.host == pe.host)
-                || (e.kind == "pcie_aer" && e.host == pe.host);
-            // one line per kind and code (plus every PCIe report): enough to show the chain
+                || (e.kind == "pcie_aer" && e.host == pe.host)
+                || (named && e.host == pe.host);
+            // one line per kind and code and route (the OS's or the BMC's view; plus every PCIe
+            // report): enough to show the chain
             let seen = evidence.iter().any(|&j| {
                 events[j].source == e.source
                     || (e.kind != "pcie_aer"
                         && events[j].kind == e.kind
-                        && events[j].code == e.code)
+                        && events[j].code == e.code
+                        && events[j].bmc == e.bmc)
             });
             if related && !seen && !rules.is_consequence(e) {
                 evidence.push(i);
@@ -552,55 +582,4 @@ pub fn top(incidents: &[Incident]) -> Option<&Incident> {
         );
         ka.cmp(&kb)
     })
-}
-
-/// Version drift: when a host loaded a different driver version before an incident's first
-/// event, the driver stack becomes an alternative explanation (with the load line as evidence).
-pub fn add_driver_drift(incidents: &mut [Incident], events: &[Event]) {
-    for inc in incidents.iter_mut() {
-        let Some(p) = inc.primary else { continue };
-        let pe = &events[p];
-        let (Some(host), Some(start)) = (pe.host.as_ref(), pe.time_us) else {
-            continue;
-        };
-        let mut loads: Vec<&Event> = events
-            .iter()
-            .filter(|e| {
-                e.kind == "driver_load"
-                    && e.host.as_ref() == Some(host)
-                    && e.time_us.is_some_and(|t| t <= start)
-            })
-            .collect();
-        loads.sort_by_key(|e| e.time_us);
-        let change = loads
-            .windows(2)
-            .rev()
-            .find(|w| w[0].attrs.get("driver_version") != w[1].attrs.get("driver_version"));
-        let Some(w) = change else { continue };
-        let (from, to) = (
-            w[0].attrs
-                .get("driver_version")
-                .cloned()
-                .unwrap_or_default(),
-            w[1].attrs
-                .get("driver_version")
-                .cloned()
-                .unwrap_or_default(),
-        );
-        let hours = (start - w[1].time_us.unwrap_or(start)) as f64 / 3.6e9;
-        let summary = format!("the driver on {host} changed from {from} to {to} {hours:.1} h before the first fault ({}:{})", w[1].source.path, w[1].source.line);
-        if inc.layer == Layer::DriverStack {
-            inc.summary.push_str(&format!("; {summary}"));
-        } else if !inc
-            .alternatives
-            .iter()
-            .any(|a| a.layer == Layer::DriverStack)
-        {
-            inc.alternatives.push(Alternative {
-                layer: Layer::DriverStack,
-                confidence: 0.3,
-                summary,
-            });
-        }
-    }
 }

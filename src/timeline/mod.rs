@@ -7,6 +7,8 @@ use crate::pipeline::InputResult;
 use chrono::{Datelike, TimeZone, Utc};
 use std::collections::BTreeMap;
 
+mod dedupe;
+
 /// Options that change how times are read.
 #[derive(Clone, Debug, Default)]
 pub struct TimeOptions {
@@ -59,6 +61,8 @@ pub struct Event {
     pub attrs: BTreeMap<String, String>,
     /// The same event seen in other places.
     pub also_seen: Vec<SourceRef>,
+    /// Seen by the server's management controller (its times are on the BMC's clock).
+    pub bmc: bool,
 }
 
 /// Result of the timeline stage.
@@ -119,6 +123,41 @@ fn infer_year(events: &[&RawEvent], anchor: i64) -> (i32, Vec<i32>) {
     (base, offsets)
 }
 
+/// `+05:00`, `-06:00`.
+fn offset_text(off: i32) -> String {
+    let sign = if off < 0 { '-' } else { '+' };
+    let a = off.abs();
+    format!("{sign}{:02}:{:02}", a / 3600, a % 3600 / 60)
+}
+
+/// Per host, the UTC offset its BMC records print most often (ties: the smallest offset).
+fn bmc_zones(results: &[InputResult]) -> BTreeMap<String, i32> {
+    let mut seen: BTreeMap<String, BTreeMap<i32, usize>> = BTreeMap::new();
+    for r in results {
+        for e in r.events.iter().filter(|e| e.bmc) {
+            let (Some(off), Some(h)) = (
+                e.stamp.wall.and_then(|w| w.offset),
+                e.host.as_ref().or(r.host.as_ref()),
+            ) else {
+                continue;
+            };
+            *seen
+                .entry(short_host(h))
+                .or_default()
+                .entry(off)
+                .or_default() += 1;
+        }
+    }
+    seen.into_iter()
+        .filter_map(|(h, offs)| {
+            let best = offs
+                .into_iter()
+                .max_by_key(|&(o, n)| (n, std::cmp::Reverse(o)))?;
+            Some((h, best.0))
+        })
+        .collect()
+}
+
 /// A host's short name: the first label of a fully qualified name (NCCL prints only that), IP
 /// addresses as they are.
 pub fn short_host(h: &str) -> String {
@@ -150,10 +189,12 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
         }
     }
     // Dated stamps (with a year) anchor the year of year-less ones: per host, else anywhere.
+    // A BMC's log keeps years of history (its last alert may be long before the incident): its
+    // dates never anchor the host's year-less logs.
     let mut dated_host: BTreeMap<String, i64> = BTreeMap::new();
     let mut dated_any: Option<i64> = None;
     for r in results.iter() {
-        for e in &r.events {
+        for e in r.events.iter().filter(|e| !e.bmc) {
             if let Some(w) = e.stamp.wall.filter(|w| w.has_year) {
                 let secs = w.naive_secs - w.offset.unwrap_or(0) as i64;
                 let h = e
@@ -168,6 +209,9 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
             }
         }
     }
+    // The zone of each host's BMC clock, from its records that print one (Redfish `Created`,
+    // lclog `Timestamp` with an offset): the most frequent offset.
+    let bmc_tz = bmc_zones(results);
     // Boot segments.
     for r in results.iter_mut() {
         let mut boot = 0u32;
@@ -194,6 +238,7 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
         quality: TimeQuality,
     }
     let mut pend: Vec<Vec<Pending>> = Vec::new();
+    let mut bmc_hosts: BTreeMap<String, Option<i32>> = BTreeMap::new();
     for r in results.iter() {
         let host = r.host.clone().unwrap_or_default();
         let anchor = opts
@@ -214,6 +259,23 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
         let mut v = Vec::with_capacity(r.events.len());
         for (e, roll) in r.events.iter().zip(rolls) {
             let year = opts.year.unwrap_or(base + roll);
+            // a BMC's clock is its own: the zone its other records name, else the host's; only
+            // `--tz` makes a zone-less BMC time exact
+            let (tz, tz_known) = if e.bmc {
+                let h = e.host.as_ref().or(r.host.as_ref()).map(|h| short_host(h));
+                let zone = h.as_ref().and_then(|h| bmc_tz.get(h).copied());
+                if let (Some(h), Some(w)) = (h, e.stamp.wall) {
+                    if w.offset.is_none() && opts.tz_offset.is_none() {
+                        bmc_hosts.insert(h, zone);
+                    }
+                }
+                (
+                    opts.tz_offset.or(zone).unwrap_or(tz),
+                    opts.tz_offset.is_some(),
+                )
+            } else {
+                (tz, tz_known)
+            };
             match wall_us(e, year, tz) {
                 Some((us, zoned)) => {
                     let has_year = e.stamp.wall.is_some_and(|w| w.has_year) || opts.year.is_some();
@@ -234,6 +296,12 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
             }
         }
         pend.push(v);
+    }
+    for (h, zone) in bmc_hosts {
+        notes.push(match zone {
+            Some(off) => format!("{h}: BMC times without a zone are read in the zone of the BMC's own records (UTC{}); the BMC clock is not checked against the host's", offset_text(off)),
+            None => format!("{h}: BMC times without a zone are read in the host's zone (--tz sets it); the BMC clock is not checked against the host's"),
+        });
     }
     // Anchors: (host, body) → offset (wall - mono) from events carrying both.
     let mut anchors: BTreeMap<(String, String), Vec<(u64, i64)>> = BTreeMap::new();
@@ -389,6 +457,7 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
                 body: e.body,
                 attrs: e.attrs,
                 also_seen: Vec::new(),
+                bmc: e.bmc,
             });
         }
         merge_attachments(&mut events, r.index, &attachments);
@@ -396,7 +465,7 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
     }
     let (progress, events): (Vec<Event>, Vec<Event>) =
         events.into_iter().partition(|e| e.kind == "progress");
-    let events = finish(dedupe(events));
+    let events = finish(dedupe::bmc_routes(dedupe::dedupe(events)));
     Timeline {
         events,
         notes,
@@ -430,58 +499,6 @@ fn merge_attachments(events: &mut [Event], input: usize, attachments: &[RawEvent
             }
         }
     }
-}
-
-/// Host, kind, code, GPU and message text of an event.
-type DedupeKey = (Option<String>, String, Option<i64>, Option<String>, String);
-
-/// Drops the copies of one event seen through two routes (kern.log and journal, dmesg section and
-/// syslog grep): same host, kind, code, GPU and text within two seconds; the copy's place is kept.
-fn dedupe(events: Vec<Event>) -> Vec<Event> {
-    let mut out: Vec<Event> = Vec::with_capacity(events.len());
-    let mut index: BTreeMap<DedupeKey, Vec<usize>> = BTreeMap::new();
-    for e in events {
-        let key = (
-            e.host.clone(),
-            e.kind.clone(),
-            e.code,
-            e.gpu.clone(),
-            e.body.clone(),
-        );
-        let mut dup_of = None;
-        if let Some(list) = index.get(&key) {
-            for &i in list.iter().rev().take(64) {
-                let o = &out[i];
-                if o.source.path == e.source.path && o.source.line == e.source.line {
-                    continue;
-                }
-                let same_time = match (o.time_us, e.time_us) {
-                    (Some(a), Some(b)) => {
-                        (a - b).abs() <= 2_000_000
-                            && (o.uptime_us.is_none()
-                                || e.uptime_us.is_none()
-                                || o.uptime_us.unwrap().abs_diff(e.uptime_us.unwrap()) <= 2_000)
-                    }
-                    (None, None) => {
-                        o.uptime_us.is_some() && o.uptime_us == e.uptime_us && o.input != e.input
-                    }
-                    _ => false,
-                };
-                if same_time {
-                    dup_of = Some(i);
-                    break;
-                }
-            }
-        }
-        match dup_of {
-            Some(i) => out[i].also_seen.push(e.source.clone()),
-            None => {
-                index.entry(key).or_default().push(out.len());
-                out.push(e);
-            }
-        }
-    }
-    out
 }
 
 /// Timed events by time (stable: input order for ties), then events with only an uptime (by host,

@@ -1,0 +1,113 @@
+//! One event seen through two routes becomes one event that cites both: the same kernel line in
+//! kern.log and the journal (or in a bug report's dmesg and syslog sections), and the same BMC
+//! assertion in the SEL and in the iDRAC/Lifecycle log or Redfish.
+
+use super::Event;
+use std::collections::BTreeMap;
+
+/// Host, kind, code, GPU and message text of an event.
+type DedupeKey = (Option<String>, String, Option<i64>, Option<String>, String);
+
+/// Drops the copies of one event seen through two routes (kern.log and journal, dmesg section and
+/// syslog grep): same host, kind, code, GPU and text within two seconds; the copy's place is kept.
+pub(super) fn dedupe(events: Vec<Event>) -> Vec<Event> {
+    let mut out: Vec<Event> = Vec::with_capacity(events.len());
+    let mut index: BTreeMap<DedupeKey, Vec<usize>> = BTreeMap::new();
+    for e in events {
+        let key = (
+            e.host.clone(),
+            e.kind.clone(),
+            e.code,
+            e.gpu.clone(),
+            e.body.clone(),
+        );
+        let mut dup_of = None;
+        if let Some(list) = index.get(&key) {
+            for &i in list.iter().rev().take(64) {
+                let o = &out[i];
+                if o.source.path == e.source.path && o.source.line == e.source.line {
+                    continue;
+                }
+                let same_time = match (o.time_us, e.time_us) {
+                    (Some(a), Some(b)) => {
+                        (a - b).abs() <= 2_000_000
+                            && (o.uptime_us.is_none()
+                                || e.uptime_us.is_none()
+                                || o.uptime_us.unwrap().abs_diff(e.uptime_us.unwrap()) <= 2_000)
+                    }
+                    (None, None) => {
+                        o.uptime_us.is_some() && o.uptime_us == e.uptime_us && o.input != e.input
+                    }
+                    _ => false,
+                };
+                if same_time {
+                    dup_of = Some(i);
+                    break;
+                }
+            }
+        }
+        match dup_of {
+            Some(i) => out[i].also_seen.push(e.source.clone()),
+            None => {
+                index.entry(key).or_default().push(out.len());
+                out.push(e);
+            }
+        }
+    }
+    out
+}
+
+/// BMC events of different inputs this close in time (µs) are one assertion when host, kind,
+/// code, GPU and severity agree: the SEL, the Lifecycle log and Redfish print the same record
+/// of the same clock (a few seconds cover records written one after the other).
+const BMC_ROUTE_US: i64 = 5_000_000;
+
+/// Merges one BMC assertion seen through two routes (SEL and iDRAC/Redfish): the earliest copy
+/// stays and cites the others in `also_seen`. Each kept event takes at most one copy per input,
+/// so that two power supplies failing at once stay two events.
+pub(super) fn bmc_routes(events: Vec<Event>) -> Vec<Event> {
+    let mut idx: Vec<usize> = (0..events.len())
+        .filter(|&i| events[i].bmc && events[i].time_us.is_some())
+        .collect();
+    idx.sort_by_key(|&i| (events[i].time_us, events[i].input, events[i].source.line));
+    let mut merged_into: BTreeMap<usize, usize> = BTreeMap::new();
+    for (pos, &a) in idx.iter().enumerate() {
+        if merged_into.contains_key(&a) {
+            continue;
+        }
+        let mut inputs = vec![events[a].input];
+        for &b in &idx[pos + 1..] {
+            let (ea, eb) = (&events[a], &events[b]);
+            if eb.time_us.unwrap_or(0) - ea.time_us.unwrap_or(0) > BMC_ROUTE_US {
+                break;
+            }
+            if merged_into.contains_key(&b) || inputs.contains(&eb.input) {
+                continue;
+            }
+            let same = (&ea.host, &ea.kind, ea.code, &ea.gpu, ea.severity)
+                == (&eb.host, &eb.kind, eb.code, &eb.gpu, eb.severity);
+            if same {
+                inputs.push(eb.input);
+                merged_into.insert(b, a);
+            }
+        }
+    }
+    let mut cites: BTreeMap<usize, Vec<crate::model::SourceRef>> = BTreeMap::new();
+    for (&b, &a) in &merged_into {
+        let e = &events[b];
+        let list = cites.entry(a).or_default();
+        list.push(e.source.clone());
+        list.extend(e.also_seen.iter().cloned());
+    }
+    events
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| !merged_into.contains_key(i))
+        .map(|(i, mut e)| {
+            if let Some(more) = cites.remove(&i) {
+                e.also_seen.extend(more);
+            }
+            e
+        })
+        .collect()
+}
