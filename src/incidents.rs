@@ -50,8 +50,11 @@ pub struct Incident {
     pub gpus: Vec<String>,
     /// Ranks involved.
     pub ranks: Vec<i64>,
-    /// Consequence counts by kind.
-    pub consequences: BTreeMap<String, usize>,
+    /// Consequence counts by kind (occurrences past the events cap included).
+    pub consequences: BTreeMap<String, u64>,
+    /// Occurrences by `kind` or `kind:code`, over all member events, those past the events cap
+    /// included: exact whatever the cap.
+    pub counts: BTreeMap<String, u64>,
     /// Highest severity.
     pub severity: Severity,
     /// Data that would settle the cause.
@@ -212,7 +215,12 @@ fn fits(rule: &Rule, e: &Event, events: &[Event], members: &[usize], catalog: &C
         }
     }
     if let Some(n) = m.min_count {
-        if members.iter().filter(|&&i| m.fits(&events[i])).count() < n {
+        let seen: u64 = members
+            .iter()
+            .filter(|&&i| m.fits(&events[i]))
+            .map(|&i| events[i].weight())
+            .sum();
+        if seen < n as u64 {
             return false;
         }
     }
@@ -223,7 +231,7 @@ fn fits(rule: &Rule, e: &Event, events: &[Event], members: &[usize], catalog: &C
     }
 }
 
-fn render(template: &str, e: &Event, count: usize, catalog: &Catalog) -> String {
+fn render(template: &str, e: &Event, count: u64, catalog: &Catalog) -> String {
     let gpu = e.gpu.clone().unwrap_or_else(|| "(unknown GPU)".into());
     let host = e.host.clone().unwrap_or_else(|| "(unknown host)".into());
     let rank_text = e.rank.map(|r| format!(" (rank {r})")).unwrap_or_default();
@@ -292,7 +300,8 @@ fn judge(
     let mut hosts: BTreeSet<String> = BTreeSet::new();
     let mut gpus: BTreeSet<String> = BTreeSet::new();
     let mut ranks: BTreeSet<i64> = BTreeSet::new();
-    let mut consequences: BTreeMap<String, usize> = BTreeMap::new();
+    let mut consequences: BTreeMap<String, u64> = BTreeMap::new();
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     for &i in &members {
         let e = &events[i];
         if let Some(h) = &e.host {
@@ -304,14 +313,20 @@ fn judge(
         if let Some(r) = e.rank {
             ranks.insert(r);
         }
+        let key = match e.code {
+            Some(c) => format!("{}:{c}", e.kind),
+            None => e.kind.clone(),
+        };
+        *counts.entry(key).or_default() += e.weight();
     }
     let mut missing = Vec::new();
     let (layer, confidence, summary, responsibility, actions, primary, rule_id) = match chosen {
         Some((rule, i)) => {
-            let count = members
+            let count: u64 = members
                 .iter()
                 .filter(|&&j| rule.pattern.fits(&events[j]))
-                .count();
+                .map(|&j| events[j].weight())
+                .sum();
             let mut conf = rule.confidence;
             if !alternatives.is_empty() {
                 conf -= 0.1;
@@ -418,7 +433,7 @@ fn judge(
             && (rules.is_consequence(&events[i])
                 || primary.is_some_and(|p| events[p].layer != events[i].layer))
         {
-            *consequences.entry(events[i].kind.clone()).or_default() += 1;
+            *consequences.entry(events[i].kind.clone()).or_default() += events[i].weight();
         }
     }
     let mut evidence: Vec<usize> = primary.into_iter().collect();
@@ -457,7 +472,7 @@ fn judge(
             summary.push_str(&format!(" (rank {r})"));
         }
     }
-    let cons_total: usize = consequences.values().sum();
+    let cons_total: u64 = consequences.values().sum();
     if cons_total > 0 && primary.is_some_and(|p| !rules.is_consequence(&events[p])) {
         let parts: Vec<String> = consequences
             .iter()
@@ -481,6 +496,7 @@ fn judge(
         gpus: gpus.into_iter().collect(),
         ranks: ranks.into_iter().collect(),
         consequences,
+        counts,
         severity,
         missing,
     }

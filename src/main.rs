@@ -92,6 +92,10 @@ struct AnalyzeArgs {
     /// Cap on container nesting.
     #[arg(long, default_value_t = 4)]
     max_depth: u32,
+    /// Events kept per kind per GPU of one input (per host, kind, code, GPU and rank); further
+    /// occurrences are counted, not kept, so counts stay exact.
+    #[arg(long, default_value_t = faultline::scan::DEFAULT_EVENTS_PER_KIND, value_parser = clap::value_parser!(u64).range(1..))]
+    max_events_per_kind: u64,
 }
 
 fn parse_tz(s: &str) -> Option<i32> {
@@ -198,6 +202,7 @@ fn run_analyze(a: AnalyzeArgs, timeline_only: bool) -> ExitCode {
             max_total_bytes: a.max_total_bytes,
             max_ratio: a.max_ratio,
             max_depth: a.max_depth,
+            max_events_per_kind: a.max_events_per_kind,
         },
         parallel_chunks: true,
     };
@@ -346,6 +351,10 @@ struct ScanArgs {
     /// Cap on container nesting.
     #[arg(long, default_value_t = 4)]
     max_depth: u32,
+    /// Events kept per kind per GPU of one input (per host, kind, code, GPU and rank); further
+    /// occurrences are counted, not kept, so counts stay exact.
+    #[arg(long, default_value_t = faultline::scan::DEFAULT_EVENTS_PER_KIND, value_parser = clap::value_parser!(u64).range(1..))]
+    max_events_per_kind: u64,
 }
 
 #[derive(Args)]
@@ -445,6 +454,7 @@ fn run_scan(a: ScanArgs) -> ExitCode {
             max_total_bytes: a.max_total_bytes,
             max_ratio: a.max_ratio,
             max_depth: a.max_depth,
+            max_events_per_kind: a.max_events_per_kind,
         },
         progress: !a.quiet && std::io::stderr().is_terminal(),
     };

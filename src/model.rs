@@ -189,4 +189,6 @@ pub struct RawEvent {
     pub recognizer: String,
     /// Structured details (pid, process, versions, peers, ...).
     pub attrs: BTreeMap<String, String>,
+    /// Further occurrences past the events cap that this event stands for (counted, not kept).
+    pub suppressed: u64,
 }

@@ -113,16 +113,65 @@ fn to_raw(index: usize, loc: Located, catalog: &Catalog) -> RawEvent {
         boot: 0,
         recognizer: d.recognizer,
         attrs: d.attrs,
+        suppressed: loc.suppressed,
     }
 }
 
-/// Processes one input.
+/// The key of the events cap for a raw event: host, kind, code, GPU, rank.
+type EventKey = (Option<String>, String, Option<i64>, Option<String>, Option<i64>);
+
+fn event_key(e: &RawEvent) -> EventKey {
+    (e.host.clone(), e.kind.clone(), e.code, e.gpu.clone(), e.rank)
+}
+
+/// Applies the events cap to an input's events and says in a warning what it counted but did not
+/// keep (the keys with the most suppressed occurrences first).
+fn cap_events(events: &mut Vec<RawEvent>, cap: u64, warnings: &mut Vec<String>) {
+    scan::cap_by_key(events, cap, event_key, |e| &mut e.suppressed);
+    let total: u64 = events.iter().map(|e| e.suppressed).sum();
+    if total == 0 {
+        return;
+    }
+    let mut per: BTreeMap<String, u64> = BTreeMap::new();
+    for e in events.iter().filter(|e| e.suppressed > 0) {
+        let what = format!(
+            "{}{}{}",
+            e.kind,
+            e.code.map(|c| format!(" {c}")).unwrap_or_default(),
+            e.gpu
+                .as_ref()
+                .map(|g| format!(" on {g}"))
+                .unwrap_or_default()
+        );
+        *per.entry(what).or_default() += e.suppressed;
+    }
+    let mut top: Vec<(String, u64)> = per.into_iter().collect();
+    top.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let list: Vec<String> = top
+        .iter()
+        .take(5)
+        .map(|(w, n)| format!("{w} +{n}"))
+        .collect();
+    let more = if top.len() > 5 {
+        format!(", and {} more", top.len() - 5)
+    } else {
+        String::new()
+    };
+    warnings.push(format!(
+        "{total} event(s) past the cap of {cap} per kind per GPU were counted but not kept ({}{more}); counts stay exact",
+        list.join(", ")
+    ));
+}
+
+/// Processes one input; at most `cap` events per host, kind, code, GPU and rank are kept (the
+/// others are counted in the `suppressed` field of the last one kept, and a warning says so).
 pub fn process(
     index: usize,
     input: Input,
     set: &RecognizerSet,
     catalog: &Catalog,
     parallel: bool,
+    cap: u64,
 ) -> InputResult {
     let mut input = input;
     let mut warnings: Vec<String> = input.warnings.iter().map(|w| w.to_string()).collect();
@@ -141,10 +190,10 @@ pub fn process(
             warnings.append(&mut stream.warnings);
             input.bytes = crate::input::Bytes::Owned(all);
             input.warnings = warnings;
-            return process(index, input, set, catalog, parallel);
+            return process(index, input, set, catalog, parallel, cap);
         }
         return process_stream(
-            index, input, stream, format, warnings, set, catalog, parallel,
+            index, input, stream, format, warnings, set, catalog, parallel, cap,
         );
     }
     let utf16 = decode_utf16(&input.bytes);
@@ -170,9 +219,9 @@ pub fn process(
     let mut smi_cuda = None;
     let mut extra: Vec<RawEvent> = Vec::new();
     match format {
-        Format::JournalJson => out = scan::journal_json::scan(buf, set),
+        Format::JournalJson => out = scan::journal_json::scan(buf, set, cap),
         Format::NvidiaSmi => {
-            out = scan::scan_buffer(buf, set, parallel);
+            out = scan::scan_buffer(buf, set, parallel, cap);
             let text = String::from_utf8_lossy(buf);
             let dump = if formats::nvidia_smi_xml::looks_like(buf) {
                 formats::nvidia_smi_xml::parse(&text)
@@ -189,7 +238,7 @@ pub fn process(
             gpus.extend(smi_gpus(&dump, None));
         }
         Format::Dcgmi => {
-            out = scan::scan_buffer(buf, set, parallel);
+            out = scan::scan_buffer(buf, set, parallel, cap);
             let text = String::from_utf8_lossy(buf);
             let (evs, rows) = if dcgmi::looks_like_json(buf) {
                 dcgmi::json_events(&text)
@@ -216,11 +265,12 @@ pub fn process(
                     boot: 0,
                     recognizer: "dcgmi-diag".into(),
                     attrs: e.attrs,
+                    suppressed: 0,
                 });
             }
         }
         Format::BugReport => {
-            out = scan::scan_buffer(buf, set, parallel);
+            out = scan::scan_buffer(buf, set, parallel, cap);
             let text = String::from_utf8_lossy(buf);
             let info = bug_report::parse(&text);
             let lines: Vec<&str> = text.lines().collect();
@@ -252,7 +302,7 @@ pub fn process(
             out.recognized = out.lines;
             bundle = Some(info);
         }
-        _ => out = scan::scan_buffer(buf, set, parallel),
+        _ => out = scan::scan_buffer(buf, set, parallel, cap),
     }
     if out.long_lines > 0 {
         warnings.push(format!(
@@ -276,6 +326,7 @@ pub fn process(
     let mut events = classify(index, out.events, catalog);
     events.extend(extra);
     events.sort_by_key(|e| e.line);
+    cap_events(&mut events, cap, &mut warnings);
     let attachments = classify(index, out.attachments, catalog);
     let host = input
         .host_hint
@@ -321,6 +372,7 @@ fn process_stream(
     set: &RecognizerSet,
     catalog: &Catalog,
     parallel: bool,
+    cap: u64,
 ) -> InputResult {
     let mut out = ScanOutput::default();
     let mut block: Vec<u8> = input.bytes.to_vec();
@@ -334,7 +386,8 @@ fn process_stream(
             memchr::memrchr(b'\n', &block).map_or(block.len(), |p| p + 1)
         };
         if cut > 0 || last {
-            out.append(scan::scan_buffer(&block[..cut], set, parallel));
+            out.append(scan::scan_buffer(&block[..cut], set, parallel, cap));
+            out.cap(cap);
             total += cut as u64;
         }
         block.drain(..cut);
@@ -352,6 +405,7 @@ fn process_stream(
     }
     let mut events = classify(index, out.events, catalog);
     events.sort_by_key(|e| e.line);
+    cap_events(&mut events, cap, &mut warnings);
     let attachments = classify(index, out.attachments, catalog);
     let host = input
         .host_hint
@@ -462,6 +516,7 @@ fn smi_events(
             boot: 0,
             recognizer: "nvidia-smi-q".into(),
             attrs: e.attrs.clone(),
+            suppressed: 0,
         });
     }
 }

@@ -59,6 +59,15 @@ pub struct Event {
     pub attrs: BTreeMap<String, String>,
     /// The same event seen in other places.
     pub also_seen: Vec<SourceRef>,
+    /// Further occurrences past the events cap that this event stands for (counted, not kept).
+    pub suppressed: u64,
+}
+
+impl Event {
+    /// How many occurrences this event stands for: itself and those past the cap.
+    pub fn weight(&self) -> u64 {
+        1 + self.suppressed
+    }
 }
 
 /// Result of the timeline stage.
@@ -386,6 +395,7 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
                 body: e.body,
                 attrs: e.attrs,
                 also_seen: Vec::new(),
+                suppressed: e.suppressed,
             });
         }
         merge_attachments(&mut events, r.index, &attachments);
@@ -420,6 +430,10 @@ fn merge_attachments(events: &mut [Event], input: usize, attachments: &[RawEvent
         }
     }
 }
+
+/// Other places kept per event (a line repeated thousands of times within two seconds would
+/// otherwise list them all).
+pub const MAX_ALSO_SEEN: usize = 64;
 
 /// Host, kind, code, GPU and message text of an event.
 type DedupeKey = (Option<String>, String, Option<i64>, Option<String>, String);
@@ -463,7 +477,13 @@ fn dedupe(events: Vec<Event>) -> Vec<Event> {
             }
         }
         match dup_of {
-            Some(i) => out[i].also_seen.push(e.source.clone()),
+            Some(i) => {
+                // the same occurrences seen through another route: not counted twice
+                out[i].suppressed = out[i].suppressed.max(e.suppressed);
+                if out[i].also_seen.len() < MAX_ALSO_SEEN {
+                    out[i].also_seen.push(e.source.clone());
+                }
+            }
             None => {
                 index.entry(key).or_default().push(out.len());
                 out.push(e);

@@ -178,6 +178,26 @@ pub enum RecognizerError {
 
 const PARSERS: [&str; 5] = ["xid", "sxid", "aer", "torchrun_failure", "nccl_ib"];
 
+/// The built-in recognizers' regexes by source text, compiled once per process: every load (one
+/// per analysis; one per bundle of a fleet scan) reuses them, and a user recognizer compiles only
+/// its own.
+fn builtin_regexes() -> &'static BTreeMap<String, Regex> {
+    static CACHE: std::sync::OnceLock<BTreeMap<String, Regex>> = std::sync::OnceLock::new();
+    CACHE.get_or_init(|| {
+        let mut m = BTreeMap::new();
+        if let Ok(f) = toml::from_str::<RecognizerFile>(BUILTIN_RECOGNIZERS) {
+            for d in f.recognizer {
+                if let Some(src) = d.regex {
+                    if let Ok(re) = Regex::new(&src) {
+                        m.insert(src, re);
+                    }
+                }
+            }
+        }
+        m
+    })
+}
+
 impl RecognizerSet {
     /// The built-in recognizers plus user files (a user entry with an existing id replaces it).
     pub fn load(extra: &[String]) -> Result<RecognizerSet, RecognizerError> {
@@ -213,10 +233,13 @@ impl RecognizerSet {
                 });
             }
             let regex = match &def.regex {
-                Some(r) => Some(Regex::new(r).map_err(|e| RecognizerError::Regex {
-                    id: def.id.clone(),
-                    err: e.to_string(),
-                })?),
+                Some(r) => match builtin_regexes().get(r) {
+                    Some(re) => Some(re.clone()),
+                    None => Some(Regex::new(r).map_err(|e| RecognizerError::Regex {
+                        id: def.id.clone(),
+                        err: e.to_string(),
+                    })?),
+                },
                 None => None,
             };
             match (&regex, &def.parser) {

@@ -21,6 +21,10 @@ pub struct Limits {
     pub max_ratio: u64,
     /// Container nesting depth.
     pub max_depth: u32,
+    /// Events kept per kind per GPU of one input (more exactly: per host, kind, code, GPU and
+    /// rank); occurrences past it are counted, not kept, so counts stay exact while memory stays
+    /// bounded (a storm of ten million identical Xid lines keeps this many events).
+    pub max_events_per_kind: u64,
 }
 
 impl Default for Limits {
@@ -30,6 +34,7 @@ impl Default for Limits {
             max_total_bytes: 64 << 30,
             max_ratio: 1000,
             max_depth: 4,
+            max_events_per_kind: crate::scan::DEFAULT_EVENTS_PER_KIND,
         }
     }
 }

@@ -33,10 +33,21 @@ pub struct InputJson {
     pub lines: u64,
     /// Lines understood.
     pub lines_recognized: u64,
-    /// Events found.
-    pub events: usize,
+    /// Events found: occurrences, those past the events cap included.
+    pub events: u64,
+    /// Of `events`, the occurrences past the events cap (counted, not kept in `events` of the
+    /// report).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub events_suppressed: u64,
+    /// Lines no reader understood (`lines - lines_recognized`; they were still searched for
+    /// anchors).
+    pub lines_unrecognized: u64,
     /// Warnings.
     pub warnings: Vec<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Evidence location.
@@ -93,6 +104,10 @@ pub struct EventJson {
     /// Other places the same event was seen.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub also_seen: Vec<SourceJson>,
+    /// Further occurrences (same input, host, kind, code, GPU and rank) past the events cap that
+    /// this event stands for: counted, not listed.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub suppressed: u64,
 }
 
 /// Root cause of an incident.
@@ -151,7 +166,9 @@ pub struct IncidentJson {
     pub events: Vec<String>,
     /// Consequence counts by kind.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub consequences: BTreeMap<String, usize>,
+    pub consequences: BTreeMap<String, u64>,
+    /// Occurrences by `kind` or `kind:code` (exact: those past the events cap included).
+    pub counts: BTreeMap<String, u64>,
     /// What data would settle the cause.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub missing_data: Vec<String>,
@@ -323,15 +340,18 @@ fn event_json(e: &Event, catalog: &Catalog) -> EventJson {
                 line: s.line,
             })
             .collect(),
+        suppressed: e.suppressed,
     }
 }
 
 /// Builds the report value.
 pub fn build(a: &Analysis, catalog: &Catalog) -> Report {
-    let mut per_input = vec![0usize; a.inputs.len()];
+    // occurrences per input: (all, past the cap)
+    let mut per_input = vec![(0u64, 0u64); a.inputs.len()];
     for e in &a.events {
         if let Some(c) = per_input.get_mut(e.input) {
-            *c += 1;
+            c.0 += e.weight();
+            c.1 += e.suppressed;
         }
     }
     let inputs = a
@@ -344,7 +364,9 @@ pub fn build(a: &Analysis, catalog: &Catalog) -> Report {
             bytes: r.bytes,
             lines: r.lines,
             lines_recognized: r.lines_recognized,
-            events: per_input[r.index],
+            events: per_input.get(r.index).map_or(0, |c| c.0),
+            events_suppressed: per_input.get(r.index).map_or(0, |c| c.1),
+            lines_unrecognized: r.lines.saturating_sub(r.lines_recognized),
             warnings: r.warnings.clone(),
         })
         .collect();
@@ -400,6 +422,7 @@ pub fn build(a: &Analysis, catalog: &Catalog) -> Report {
                 actions: inc.actions.clone(),
                 events: inc.events.iter().map(|&i| a.events[i].id.clone()).collect(),
                 consequences: inc.consequences.clone(),
+                counts: inc.counts.clone(),
                 missing_data: inc.missing.clone(),
             }
         })

@@ -7,6 +7,7 @@ use crate::events::{Draft, RecognizerSet, Record};
 use crate::formats::{parse_head, Shape};
 use crate::model::LineStamp;
 use rayon::prelude::*;
+use std::collections::BTreeMap;
 
 /// Lines longer than this are cut for recognizers (the whole line is still searched for anchors).
 pub const MAX_RECORD_BYTES: usize = 64 * 1024;
@@ -32,6 +33,9 @@ pub struct Located {
     pub message: String,
     /// Message after the prefix.
     pub body: String,
+    /// Further occurrences of this event (same host, kind, code, GPU and rank) past the events
+    /// cap: counted here, not kept (see [`cap_by_key`]).
+    pub suppressed: u64,
 }
 
 /// What scanning one buffer produced.
@@ -112,10 +116,83 @@ fn is_continuation(line: &[u8]) -> bool {
         && parse_head(line).prefix.is_none()
 }
 
-/// Scans a whole buffer; uses rayon over chunks when it is large and `parallel` is set.
-pub fn scan_buffer(buf: &[u8], set: &RecognizerSet, parallel: bool) -> ScanOutput {
+/// Events kept per kind per GPU of one input by default (see
+/// [`crate::input::Limits::max_events_per_kind`]).
+pub const DEFAULT_EVENTS_PER_KIND: u64 = 1000;
+
+/// Keeps at most `cap` items (at least 1) per key, in order, and counts the others: with a cap of
+/// 1 the first item of a key is kept, else the first `cap - 1` and the last (so that the span of a
+/// storm stays known). Every dropped item adds `1 + its own weight` to the weight of the kept item
+/// that stands for the rest (the last kept one; the first when the cap is 1), so
+/// `kept + sum of weights` stays the exact number of occurrences whatever the number of passes.
+pub fn cap_by_key<T, K: Ord>(
+    items: &mut Vec<T>,
+    cap: u64,
+    key: impl Fn(&T) -> K,
+    weight: impl Fn(&mut T) -> &mut u64,
+) {
+    let cap = cap.max(1);
+    if items.len() as u64 <= cap {
+        return;
+    }
+    let keys: Vec<K> = items.iter().map(&key).collect();
+    // per key: occurrences, first index, last index
+    let mut count: BTreeMap<&K, (u64, usize, usize)> = BTreeMap::new();
+    for (i, k) in keys.iter().enumerate() {
+        let e = count.entry(k).or_insert((0, i, i));
+        e.0 += 1;
+        e.2 = i;
+    }
+    if count.values().all(|c| c.0 <= cap) {
+        return;
+    }
+    let mut seen: BTreeMap<&K, u64> = BTreeMap::new();
+    let mut carry: BTreeMap<&K, u64> = BTreeMap::new();
+    let mut keep = vec![true; items.len()];
+    for (i, k) in keys.iter().enumerate() {
+        let (total, _, last) = count[k];
+        if total <= cap {
+            continue;
+        }
+        let s = seen.entry(k).or_default();
+        *s += 1;
+        let kept = if cap == 1 { *s == 1 } else { *s < cap || i == last };
+        if !kept {
+            keep[i] = false;
+            *carry.entry(k).or_default() += 1 + *weight(&mut items[i]);
+        }
+    }
+    for (k, c) in carry {
+        let (_, first, last) = count[k];
+        let at = if cap == 1 { first } else { last };
+        *weight(&mut items[at]) += c;
+    }
+    let mut i = 0;
+    items.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
+}
+
+/// The key of the events cap for a located event: host, kind, code, GPU, rank.
+type LocatedKey = (Option<String>, String, Option<i64>, Option<String>, Option<i64>);
+
+fn located_key(l: &Located) -> LocatedKey {
+    (
+        l.host.clone(),
+        l.draft.kind.clone(),
+        l.draft.code,
+        l.draft.gpu.clone(),
+        l.draft.rank,
+    )
+}
+
+/// Scans a whole buffer; uses rayon over chunks when it is large and `parallel` is set. At most
+/// `cap` events (and attachments) per host, kind, code, GPU and rank are kept; the others are
+/// counted in the `suppressed` field of the last one kept.
+pub fn scan_buffer(buf: &[u8], set: &RecognizerSet, parallel: bool, cap: u64) -> ScanOutput {
     if !parallel || buf.len() <= CHUNK_BYTES * 2 {
-        return scan_chunk(buf, 0, buf.len(), set);
+        return scan_chunk(buf, 0, buf.len(), set, cap);
     }
     let mut bounds = vec![0usize];
     let mut pos = CHUNK_BYTES;
@@ -131,18 +208,36 @@ pub fn scan_buffer(buf: &[u8], set: &RecognizerSet, parallel: bool) -> ScanOutpu
     if *bounds.last().unwrap_or(&0) < buf.len() {
         bounds.push(buf.len());
     }
-    let parts: Vec<ScanOutput> = bounds
-        .par_windows(2)
-        .map(|w| scan_chunk(buf, w[0], w[1], set))
-        .collect();
+    // a few chunks at a time, capped as they are appended, so that memory stays bounded
+    let windows: Vec<(usize, usize)> = bounds.windows(2).map(|w| (w[0], w[1])).collect();
     let mut out = ScanOutput::default();
-    for p in parts {
-        out.append(p);
+    for batch in windows.chunks(rayon::current_num_threads().max(1) * 2) {
+        let parts: Vec<ScanOutput> = batch
+            .par_iter()
+            .map(|&(s, e)| scan_chunk(buf, s, e, set, cap))
+            .collect();
+        for p in parts {
+            out.append(p);
+            out.cap(cap);
+        }
     }
     out
 }
 
 impl ScanOutput {
+    /// Applies the events cap ([`cap_by_key`]) to the events and the attachments.
+    pub fn cap(&mut self, cap: u64) {
+        cap_by_key(&mut self.events, cap, located_key, |l| &mut l.suppressed);
+        cap_by_key(&mut self.attachments, cap, located_key, |l| {
+            &mut l.suppressed
+        });
+    }
+
+    /// Total occurrences past the cap, over all events.
+    pub fn suppressed(&self) -> u64 {
+        self.events.iter().map(|e| e.suppressed).sum()
+    }
+
     /// Appends the output of the text that follows this one (line numbers shift by our lines).
     pub fn append(&mut self, mut p: ScanOutput) {
         let base = self.lines;
@@ -162,8 +257,15 @@ impl ScanOutput {
     }
 }
 
-/// Scans `buf[start..end]` (newline aligned); line numbers are relative to `start`.
-pub fn scan_chunk(buf: &[u8], start: usize, end: usize, set: &RecognizerSet) -> ScanOutput {
+/// Scans `buf[start..end]` (newline aligned); line numbers are relative to `start`; at most `cap`
+/// events per host, kind, code, GPU and rank are kept (the cap is applied as events accumulate).
+pub fn scan_chunk(
+    buf: &[u8],
+    start: usize,
+    end: usize,
+    set: &RecognizerSet,
+    cap: u64,
+) -> ScanOutput {
     let mut out = ScanOutput::default();
     let region = &buf[start..end];
     // Pass 1: the prefilter finds the candidate positions (few) in the whole region.
@@ -208,6 +310,7 @@ pub fn scan_chunk(buf: &[u8], start: usize, end: usize, set: &RecognizerSet) -> 
     // Pass 3: recognizers on the candidate lines.
     let mut event_lines = 0u64;
     let mut record_end = 0usize;
+    let mut next_cap = cap.saturating_mul(2).max(4096);
     for (ls, le, no) in candidates {
         // a hit inside the continuation lines of the record just read belongs to that record
         if ls < record_end {
@@ -216,7 +319,14 @@ pub fn scan_chunk(buf: &[u8], start: usize, end: usize, set: &RecognizerSet) -> 
         let (gave, end) = candidate(buf, ls, le, no, set, &mut out);
         event_lines += gave as u64;
         record_end = end;
+        let held = (out.events.len() + out.attachments.len()) as u64;
+        if held >= next_cap {
+            out.cap(cap);
+            let after = (out.events.len() + out.attachments.len()) as u64;
+            next_cap = after.saturating_mul(2).max(next_cap);
+        }
     }
+    out.cap(cap);
     // event lines whose prefix was not understood still count as recognized
     out.recognized = (out.recognized + event_lines).min(out.lines);
     out
@@ -366,6 +476,7 @@ fn candidate(
             message: message.clone(),
             body: body.chars().take(MAX_MESSAGE_BYTES).collect(),
             draft: d,
+            suppressed: 0,
         };
         if loc.draft.attach_to.is_some() {
             out.attachments.push(loc);
