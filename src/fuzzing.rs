@@ -128,7 +128,10 @@ pub fn container(data: &[u8]) {
     let _ = container::sniff(data);
     let limits = fuzz_limits();
     for mut inp in open_bytes(data, &limits) {
-        assert!(inp.path.starts_with("fuzz"), "member path keeps the archive's");
+        assert!(
+            inp.path.starts_with("fuzz"),
+            "member path keeps the archive's"
+        );
         assert!(
             inp.bytes.len() as u64 <= limits.max_member_bytes,
             "member larger than the cap"
@@ -211,9 +214,15 @@ pub fn journal(data: &[u8]) {
         &builtin().recognizers,
         fuzz_limits().max_events_per_kind,
     );
-    assert!(out.recognized <= out.lines, "recognized more lines than read");
+    assert!(
+        out.recognized <= out.lines,
+        "recognized more lines than read"
+    );
     for e in &out.events {
-        assert!(e.line >= 1 && e.line <= out.lines.max(1), "event line out of range");
+        assert!(
+            e.line >= 1 && e.line <= out.lines.max(1),
+            "event line out of range"
+        );
     }
 }
 
@@ -248,7 +257,10 @@ fn process(data: Vec<u8>) -> crate::pipeline::InputResult {
     };
     let cap = fuzz_limits().max_events_per_kind;
     let r = crate::pipeline::process(0, inp, &k.recognizers, &k.catalog, false, cap);
-    assert!(r.lines_recognized <= r.lines, "recognized more lines than read");
+    assert!(
+        r.lines_recognized <= r.lines,
+        "recognized more lines than read"
+    );
     for e in &r.events {
         assert!(e.line >= 1, "event line 0");
     }
@@ -383,7 +395,11 @@ fn report_all(a: &crate::Analysis, k: &Knowledge) {
         .filter_map(|e| e["id"].as_str())
         .collect();
     for inc in v["incidents"].as_array().into_iter().flatten() {
-        for id in inc["root_cause"]["evidence"].as_array().into_iter().flatten() {
+        for id in inc["root_cause"]["evidence"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
             assert!(
                 id.as_str().is_some_and(|s| ids.contains(s)),
                 "evidence names an event that is not in the report"

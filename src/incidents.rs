@@ -66,7 +66,12 @@ fn axis(e: &Event) -> (u8, String, i64) {
     if let Some(t) = e.time_us {
         (0, String::new(), t)
     } else if let Some(u) = e.uptime_us {
-        (1, e.host.clone().unwrap_or_default(), u as i64)
+        // one axis per host and boot: uptimes restart at zero after a reboot
+        (
+            1,
+            format!("{}#{}", e.host.clone().unwrap_or_default(), e.boot),
+            u as i64,
+        )
     } else {
         (
             2,
@@ -114,23 +119,38 @@ pub fn build(
             groups.push(cur);
         }
     }
-    // Untimed groups join a timed group that shares a GPU.
+    // Groups without a wall time join a timed group that shares a GPU or rank; groups with no
+    // time at all may also join an uptime-only group. Two uptime-only groups never merge: they
+    // were split by a gap or by a reboot (uptimes restart at zero).
     let timed = |g: &Vec<usize>| g.iter().any(|&i| events[i].time_us.is_some());
-    let mut merged: Vec<Vec<usize>> = groups.iter().filter(|g| timed(g)).cloned().collect();
-    for g in groups.iter().filter(|g| !timed(g)) {
+    let uptime_only =
+        |g: &Vec<usize>| !timed(g) && g.iter().any(|&i| events[i].uptime_us.is_some());
+    let mut merged: Vec<(bool, Vec<usize>)> = groups
+        .iter()
+        .filter(|g| timed(g))
+        .map(|g| (true, g.clone()))
+        .collect();
+    let later = groups
+        .iter()
+        .filter(|g| uptime_only(g))
+        .chain(groups.iter().filter(|g| !timed(g) && !uptime_only(g)));
+    for g in later {
         let gpus: BTreeSet<&String> = g.iter().filter_map(|&i| events[i].gpu.as_ref()).collect();
         let ranks: BTreeSet<i64> = g.iter().filter_map(|&i| events[i].rank).collect();
-        let target = merged.iter().position(|m| {
-            m.iter().any(|&i| {
-                events[i].gpu.as_ref().is_some_and(|x| gpus.contains(x))
-                    || events[i].rank.is_some_and(|r| ranks.contains(&r))
-            })
+        let on_uptime = uptime_only(g);
+        let target = merged.iter().position(|(is_timed, m)| {
+            (*is_timed || !on_uptime)
+                && m.iter().any(|&i| {
+                    events[i].gpu.as_ref().is_some_and(|x| gpus.contains(x))
+                        || events[i].rank.is_some_and(|r| ranks.contains(&r))
+                })
         });
         match target {
-            Some(t) => merged[t].extend(g.iter().copied()),
-            None => merged.push(g.clone()),
+            Some(t) => merged[t].1.extend(g.iter().copied()),
+            None => merged.push((false, g.clone())),
         }
     }
+    let merged: Vec<Vec<usize>> = merged.into_iter().map(|(_, g)| g).collect();
     let mut incidents: Vec<Incident> = merged
         .into_iter()
         .map(|mut g| {

@@ -65,7 +65,9 @@ pub struct InputResult {
     pub gpus: Vec<GpuRecord>,
 }
 
-fn decode_utf16(b: &[u8]) -> Option<Vec<u8>> {
+/// Decodes text that starts with a UTF-16 byte-order mark; returns the UTF-8 text and a warning
+/// that says which byte order was read (and where an odd trailing byte was dropped).
+fn decode_utf16(b: &[u8]) -> Option<(Vec<u8>, String)> {
     let (le, body) = if b.starts_with(&[0xff, 0xfe]) {
         (true, &b[2..])
     } else if b.starts_with(&[0xfe, 0xff]) {
@@ -83,7 +85,17 @@ fn decode_utf16(b: &[u8]) -> Option<Vec<u8>> {
             }
         })
         .collect();
-    Some(String::from_utf16_lossy(&units).into_bytes())
+    let mut note = format!(
+        "UTF-16 {} text (byte-order mark): decoded to UTF-8 before scanning",
+        if le { "LE" } else { "BE" }
+    );
+    if body.len() % 2 == 1 {
+        note.push_str(&format!(
+            "; odd trailing byte at offset {} dropped",
+            b.len() - 1
+        ));
+    }
+    Some((String::from_utf16_lossy(&units).into_bytes(), note))
 }
 
 /// Classifies located drafts with the catalog into raw events of input `index`.
@@ -118,10 +130,22 @@ fn to_raw(index: usize, loc: Located, catalog: &Catalog) -> RawEvent {
 }
 
 /// The key of the events cap for a raw event: host, kind, code, GPU, rank.
-type EventKey = (Option<String>, String, Option<i64>, Option<String>, Option<i64>);
+type EventKey = (
+    Option<String>,
+    String,
+    Option<i64>,
+    Option<String>,
+    Option<i64>,
+);
 
 fn event_key(e: &RawEvent) -> EventKey {
-    (e.host.clone(), e.kind.clone(), e.code, e.gpu.clone(), e.rank)
+    (
+        e.host.clone(),
+        e.kind.clone(),
+        e.code,
+        e.gpu.clone(),
+        e.rank,
+    )
 }
 
 /// Applies the events cap to an input's events and says in a warning what it counted but did not
@@ -196,10 +220,10 @@ pub fn process(
             index, input, stream, format, warnings, set, catalog, parallel, cap,
         );
     }
-    let utf16 = decode_utf16(&input.bytes);
-    if utf16.is_some() {
-        warnings.push("UTF-16 text: decoded to UTF-8 before scanning".to_string());
-    }
+    let utf16 = decode_utf16(&input.bytes).map(|(text, note)| {
+        warnings.push(note);
+        text
+    });
     let buf: &[u8] = utf16.as_deref().unwrap_or(&input.bytes);
     let head = &buf[..buf.len().min(64 * 1024)];
     if let Some(p) = memchr::memchr(0, head) {
@@ -377,6 +401,9 @@ fn process_stream(
     let mut out = ScanOutput::default();
     let mut block: Vec<u8> = input.bytes.to_vec();
     let mut total = 0u64;
+    // the last part ended inside a line (a block without any newline): the next part's first
+    // line is the rest of that line, not a line of its own
+    let mut inside_line = false;
     loop {
         let more = stream.fill(&mut block, STREAM_BLOCK);
         let last = more == 0;
@@ -386,15 +413,22 @@ fn process_stream(
             memchr::memrchr(b'\n', &block).map_or(block.len(), |p| p + 1)
         };
         if cut > 0 || last {
-            out.append(scan::scan_buffer(&block[..cut], set, parallel, cap));
+            let part = &block[..cut];
+            let mut scanned = scan::scan_buffer(part, set, parallel, cap);
+            if inside_line && scanned.lines > 0 {
+                continue_line(&mut scanned, part);
+            }
+            out.append(scanned);
             out.cap(cap);
             total += cut as u64;
+            inside_line = cut > 0 && block[cut - 1] != b'\n';
         }
         block.drain(..cut);
         if last {
             break;
         }
     }
+    out.recognized = out.recognized.min(out.lines);
     warnings.extend(stream.warnings.drain(..).map(|w| format!("stream: {w}")));
     if out.long_lines > 0 {
         warnings.push(format!(
@@ -428,6 +462,28 @@ fn process_stream(
         smi_driver: None,
         smi_cuda: None,
         gpus: Vec::new(),
+    }
+}
+
+/// Joins the first line of a streamed part to the last line of the part before, which the block
+/// boundary cut (a line longer than a block): one line less, line numbers one less, and that
+/// line counted once as long and as recognized.
+fn continue_line(part: &mut ScanOutput, bytes: &[u8]) {
+    part.lines -= 1;
+    for e in part.events.iter_mut().chain(part.attachments.iter_mut()) {
+        e.line = e.line.saturating_sub(1);
+    }
+    for b in part.boot_lines.iter_mut() {
+        *b = b.saturating_sub(1);
+    }
+    part.boot_lines.retain(|&b| b > 0);
+    let first = memchr::memchr(b'\n', bytes).map_or(bytes, |p| &bytes[..p]);
+    let first = first.strip_suffix(b"\r").unwrap_or(first);
+    if first.len() > scan::MAX_RECORD_BYTES {
+        part.long_lines = part.long_lines.saturating_sub(1);
+    }
+    if formats::quick_shape(first).is_some() {
+        part.recognized = part.recognized.saturating_sub(1);
     }
 }
 

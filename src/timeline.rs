@@ -136,6 +136,9 @@ pub fn short_host(h: &str) -> String {
     }
 }
 
+/// A step back of the wall clock between two events of one input larger than this is reported.
+const BACKWARDS_US: i64 = 60 * 1_000_000;
+
 /// Builds the timeline from all inputs.
 pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
     let mut notes = Vec::new();
@@ -219,7 +222,9 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
         let tz_known = opts.tz_offset.is_some() || host_tz.contains_key(&host);
         let mut v = Vec::with_capacity(r.events.len());
         for (e, roll) in r.events.iter().zip(rolls) {
-            let year = opts.year.unwrap_or(base + roll);
+            // --year is the year the input starts in: a New Year crossed inside it still moves
+            // the later lines to the next year
+            let year = opts.year.map_or(base + roll, |y| y + roll);
             match wall_us(e, year, tz) {
                 Some((us, zoned)) => {
                     let has_year = e.stamp.wall.is_some_and(|w| w.has_year) || opts.year.is_some();
@@ -240,6 +245,32 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
             }
         }
         pend.push(v);
+    }
+    // Clocks that went backwards inside one input (a clock step, a restored snapshot, lines
+    // merged out of order): said once per input, with the first place and how many times; the
+    // timeline orders by time whatever the line order.
+    for (r, pv) in results.iter_mut().zip(&pend) {
+        let mut prev: Option<(i64, u64)> = None;
+        let mut first: Option<(u64, i64, u64)> = None;
+        let mut times = 0u64;
+        for (e, p) in r.events.iter().zip(pv) {
+            if e.borrowed_time || e.stamp.wall.is_none() {
+                continue;
+            }
+            let Some(t) = p.time_us else { continue };
+            if let Some((pt, pl)) = prev {
+                if t + BACKWARDS_US < pt {
+                    times += 1;
+                    first.get_or_insert((e.line, (pt - t) / 1_000_000, pl));
+                }
+            }
+            prev = Some((t, e.line));
+        }
+        if let Some((line, back, from)) = first {
+            r.warnings.push(format!(
+                "clock went backwards {times} time(s): first at line {line}, {back} s earlier than line {from}; events are ordered by time"
+            ));
+        }
     }
     // Anchors: (host, body) → offset (wall - mono) from events carrying both.
     let mut anchors: BTreeMap<(String, String), Vec<(u64, i64)>> = BTreeMap::new();
@@ -494,14 +525,17 @@ fn dedupe(events: Vec<Event>) -> Vec<Event> {
 }
 
 /// Timed events by time (stable: input order for ties), then events with only an uptime (by host,
-/// boot, uptime), then events with no time in input order.
+/// boot, uptime: an uptime that went back to zero starts a later boot), then events with no time
+/// in input order.
 fn order(mut events: Vec<Event>) -> Vec<Event> {
     events.sort_by(|a, b| {
+        // uptimes restart at each boot: order by boot before uptime
         let ka = (
             a.time_us.is_none(),
             a.time_us,
             a.uptime_us.is_none(),
             a.host.clone(),
+            a.boot,
             a.uptime_us,
             a.input,
             a.source.line,
@@ -511,6 +545,7 @@ fn order(mut events: Vec<Event>) -> Vec<Event> {
             b.time_us,
             b.uptime_us.is_none(),
             b.host.clone(),
+            b.boot,
             b.uptime_us,
             b.input,
             b.source.line,

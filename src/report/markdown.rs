@@ -142,6 +142,8 @@ pub fn render(r: &Report) -> String {
         );
     }
     let _ = writeln!(o);
+    let _ = writeln!(o, "Accounting: {}", r.accounting.summary);
+    let _ = writeln!(o);
     let _ = writeln!(
         o,
         "Attach `nvidia-bug-report.log.gz` from each affected host to the ticket."

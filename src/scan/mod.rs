@@ -156,7 +156,11 @@ pub fn cap_by_key<T, K: Ord>(
         }
         let s = seen.entry(k).or_default();
         *s += 1;
-        let kept = if cap == 1 { *s == 1 } else { *s < cap || i == last };
+        let kept = if cap == 1 {
+            *s == 1
+        } else {
+            *s < cap || i == last
+        };
         if !kept {
             keep[i] = false;
             *carry.entry(k).or_default() += 1 + *weight(&mut items[i]);
@@ -175,7 +179,13 @@ pub fn cap_by_key<T, K: Ord>(
 }
 
 /// The key of the events cap for a located event: host, kind, code, GPU, rank.
-type LocatedKey = (Option<String>, String, Option<i64>, Option<String>, Option<i64>);
+type LocatedKey = (
+    Option<String>,
+    String,
+    Option<i64>,
+    Option<String>,
+    Option<i64>,
+);
 
 fn located_key(l: &Located) -> LocatedKey {
     (
