@@ -10,11 +10,11 @@ rm -rf "$out"
 for t in container kernel syslog journal joblog bug_report nvidia_smi nvidia_smi_xml dcgmi knowledge analyze; do
   mkdir -p "$out/$t"
 done
-head16() { head -c 4096 "$1"; }
+head4k() { head -c 4096 "$1"; }
 put() { # put TARGET NAME FILE...: the head of each file as one seed
   local t=$1 name=$2
   shift 2
-  for f in "$@"; do head16 "$f" >"$out/$t/$name-$(basename "$(dirname "$f")")-$(basename "$f")"; done
+  for f in "$@"; do head4k "$f" >"$out/$t/$name-$(basename "$(dirname "$f")")-$(basename "$f")"; done
 }
 put kernel k corpus/xid79-aer-dmesg/dmesg.txt corpus/nvlink-xid74-iso/dmesg-iso.txt \
   corpus/driver-mismatch-kmsg/kmsg.txt corpus/ecc-dbe-kernlog/kern.log corpus/job-desync/trn-a/kern.log

@@ -712,3 +712,112 @@ fn tar_entries_with_dotdot_absolute_and_link_names_are_read_never_extracted() {
         "nothing is written next to or above the archive"
     );
 }
+
+/// Runs the binary with `args`, polling its peak resident memory (VmHWM, Linux) while it runs;
+/// returns (status, stdout, peak KiB or None where /proc does not tell).
+fn run_measured(args: &[&str]) -> (i32, String, Option<u64>) {
+    use std::io::Read;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        stdout.read_to_string(&mut s).unwrap();
+        s
+    });
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak: Option<u64> = None;
+    let code = loop {
+        if let Ok(s) = std::fs::read_to_string(&status) {
+            if let Some(kib) = s
+                .lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<u64>().ok())
+            {
+                peak = Some(peak.map_or(kib, |p| p.max(kib)));
+            }
+        }
+        if let Some(st) = child.try_wait().unwrap() {
+            break st.code().unwrap_or(-1);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    (code, reader.join().unwrap(), peak)
+}
+
+/// Writes `n` lines of one Xid 79 (uptimes 1 ms apart) and checks that the analysis keeps the
+/// events cap's worth of events, counts every occurrence exactly, makes one incident of them,
+/// and stays within `max_rss_mib` of memory.
+fn repeated_xid(n: u64, max_rss_mib: u64) {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("storm.log");
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&f).unwrap());
+    for i in 0..n {
+        writeln!(
+            w,
+            "[{:>6}.{:06}] NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
+            100 + i / 1000,
+            (i % 1000) * 1000
+        )
+        .unwrap();
+    }
+    w.flush().unwrap();
+    drop(w);
+    let size = std::fs::metadata(&f).unwrap().len();
+    let (code, out, peak) = run_measured(&["analyze", "--format", "json", f.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let r: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    let i = &r["inputs"][0];
+    assert_eq!(i["lines"], n);
+    assert_eq!(i["lines_recognized"], n);
+    assert_eq!(i["bytes"], size);
+    // every line is an Xid 79 and a fell-off-the-bus event: both counted exactly
+    assert_eq!(i["events"], 2 * n);
+    let kept = r["events"].as_array().unwrap().len() as u64;
+    let cap = faultline::scan::DEFAULT_EVENTS_PER_KIND;
+    assert_eq!(kept, 2 * cap, "the cap's worth of events per kind is kept");
+    assert_eq!(i["events_suppressed"], 2 * n - kept);
+    assert!(
+        i["warnings"][0].as_str().unwrap().starts_with(&format!(
+            "{} event(s) past the cap of {cap} per kind per GPU were counted but not kept",
+            2 * n - kept
+        )),
+        "{}",
+        i["warnings"]
+    );
+    let incidents = r["incidents"].as_array().unwrap();
+    assert_eq!(incidents.len(), 1, "one incident");
+    assert_eq!(incidents[0]["counts"]["xid:79"], n);
+    assert_eq!(incidents[0]["counts"]["fell_off_bus:79"], n);
+    assert_eq!(incidents[0]["root_cause"]["layer"], "hardware");
+    // the last event kept stands for the rest and carries the storm's last uptime
+    let last_xid = events_of(&r, "xid").into_iter().last().unwrap();
+    assert_eq!(last_xid["suppressed"], n - cap);
+    assert_eq!(last_xid["source"]["line"], n);
+    if let Some(kib) = peak {
+        eprintln!("{n} lines, {} MiB: peak RSS {} MiB", size >> 20, kib >> 10);
+        assert!(
+            kib >> 10 <= max_rss_mib,
+            "peak RSS {} MiB above {max_rss_mib} MiB",
+            kib >> 10
+        );
+    }
+}
+
+#[test]
+fn a_million_repeated_xid_lines_are_one_incident_with_exact_counts() {
+    // 115 MB of text, streamed in blocks: memory stays far below the input's size
+    repeated_xid(1_000_000, 400);
+}
+
+#[test]
+#[ignore = "10 million lines (1.2 GB) take about a minute in release mode; run with --ignored"]
+fn ten_million_repeated_xid_lines_are_one_incident_with_bounded_memory() {
+    repeated_xid(10_000_000, 400);
+}
