@@ -361,7 +361,6 @@ pub fn knowledge(data: &[u8]) {
     let Ok(k) = Knowledge::load(&[text]) else {
         return;
     };
-    let _ = k.recognizers.self_test();
     let inputs = vec![Input {
         path: "sample.log".into(),
         host_hint: None,

@@ -76,7 +76,7 @@ fn axis(e: &Event) -> (u8, String, i64) {
         (
             2,
             format!("{:08}", e.input),
-            e.source.line as i64 * 1_000_000,
+            (e.source.line as i64).saturating_mul(1_000_000),
         )
     }
 }
@@ -102,15 +102,17 @@ pub fn build(
         list.sort();
         let mut cur: Vec<usize> = Vec::new();
         let mut last = i64::MIN;
-        let mut gap = rules.grouping.gap_s * 1_000_000;
+        // user rules may give any gap: negative ones are 0, huge ones saturate
+        let us = |s: i64| s.max(0).saturating_mul(1_000_000);
+        let mut gap = us(rules.grouping.gap_s);
         for (p, i) in list {
-            if !cur.is_empty() && p - last > gap {
+            if !cur.is_empty() && p.saturating_sub(last) > gap {
                 groups.push(std::mem::take(&mut cur));
-                gap = rules.grouping.gap_s * 1_000_000;
+                gap = us(rules.grouping.gap_s);
             }
             let e = &events[i];
             if catalog.is_sticky(&e.kind, e.code) || e.kind == "fell_off_bus" {
-                gap = rules.grouping.sticky_gap_s * 1_000_000;
+                gap = us(rules.grouping.sticky_gap_s);
             }
             cur.push(i);
             last = p;

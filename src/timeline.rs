@@ -88,7 +88,10 @@ fn wall_us(e: &RawEvent, year: i32, tz: i32) -> Option<(i64, bool)> {
     }
     let zoned = w.offset.is_some();
     secs -= w.offset.unwrap_or(tz) as i64;
-    Some((secs * 1_000_000 + w.micros as i64, zoned))
+    // a date past year 9999 (or before year -9999) is not taken as a time
+    let us = secs.checked_mul(1_000_000)?.checked_add(w.micros as i64)?;
+    let max = crate::formats::time::MAX_WALL_US;
+    (-max..=max).contains(&us).then_some((us, zoned))
 }
 
 fn year_of(secs: i64) -> i32 {
@@ -491,7 +494,7 @@ fn dedupe(events: Vec<Event>) -> Vec<Event> {
                 }
                 let same_time = match (o.time_us, e.time_us) {
                     (Some(a), Some(b)) => {
-                        (a - b).abs() <= 2_000_000
+                        a.abs_diff(b) <= 2_000_000
                             && (o.uptime_us.is_none()
                                 || e.uptime_us.is_none()
                                 || o.uptime_us.unwrap().abs_diff(e.uptime_us.unwrap()) <= 2_000)

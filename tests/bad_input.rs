@@ -817,7 +817,7 @@ fn a_million_repeated_xid_lines_are_one_incident_with_exact_counts() {
 }
 
 #[test]
-#[ignore = "10 million lines (1.2 GB) take about a minute in release mode; run with --ignored"]
+#[ignore = "10 million lines (1 GiB) take one to six minutes in release mode on the 2-core machine; run with --ignored"]
 fn ten_million_repeated_xid_lines_are_one_incident_with_bounded_memory() {
     repeated_xid(10_000_000, 400);
 }

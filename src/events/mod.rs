@@ -57,14 +57,14 @@ pub struct RecognizerDef {
     pub rejects: Vec<String>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PrefilterDef {
     #[serde(default)]
     literals: Vec<String>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RecognizerFile {
     #[serde(default)]
@@ -204,8 +204,19 @@ impl RecognizerSet {
         let mut defs: Vec<RecognizerDef> = Vec::new();
         let mut derived = BTreeMap::new();
         let mut given: Vec<String> = Vec::new();
-        for text in std::iter::once(BUILTIN_RECOGNIZERS).chain(extra.iter().map(String::as_str)) {
-            let f: RecognizerFile = toml::from_str(text)?;
+        // the built-in file is parsed once per process; user files on every load
+        static BUILTIN: std::sync::OnceLock<Result<RecognizerFile, toml::de::Error>> =
+            std::sync::OnceLock::new();
+        let builtin = BUILTIN
+            .get_or_init(|| toml::from_str(BUILTIN_RECOGNIZERS))
+            .clone();
+        let files = std::iter::once(builtin).chain(
+            extra
+                .iter()
+                .map(|text| toml::from_str::<RecognizerFile>(text)),
+        );
+        for f in files {
+            let f = f?;
             if let Some(p) = f.prefilter {
                 given.extend(p.literals);
             }
