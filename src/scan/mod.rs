@@ -525,3 +525,50 @@ fn borrow_stamp(buf: &[u8], start: usize, end: usize) -> (LineStamp, bool, Optio
     }
     (LineStamp::default(), false, None)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::cap_by_key;
+
+    /// (key, weight) items; the weight is what the cap adds dropped occurrences to.
+    fn items(keys: &[u8]) -> Vec<(u8, u64)> {
+        keys.iter().map(|&k| (k, 0)).collect()
+    }
+
+    fn total(v: &[(u8, u64)], k: u8) -> u64 {
+        v.iter().filter(|i| i.0 == k).map(|i| 1 + i.1).sum()
+    }
+
+    #[test]
+    fn cap_keeps_the_first_and_the_last_and_counts_the_rest() {
+        let mut v = items(&[1, 2, 1, 1, 1, 2, 1]);
+        cap_by_key(&mut v, 3, |i| i.0, |i| &mut i.1);
+        // key 1 (five items): the first two and the last; key 2 (two items): untouched
+        assert_eq!(v, vec![(1, 0), (2, 0), (1, 0), (2, 0), (1, 2)]);
+        assert_eq!(total(&v, 1), 5);
+        assert_eq!(total(&v, 2), 2);
+    }
+
+    #[test]
+    fn a_cap_of_one_keeps_the_first() {
+        let mut v = items(&[7, 7, 7, 7]);
+        cap_by_key(&mut v, 1, |i| i.0, |i| &mut i.1);
+        assert_eq!(v, vec![(7, 3)]);
+        let mut w = items(&[7, 7]);
+        cap_by_key(&mut w, 0, |i| i.0, |i| &mut i.1);
+        assert_eq!(w, vec![(7, 1)], "a cap of 0 is taken as 1");
+    }
+
+    #[test]
+    fn repeated_passes_keep_the_counts_exact() {
+        // as the scanner does: cap, append more, cap again
+        let mut v = Vec::new();
+        for round in 0..10u8 {
+            v.extend(items(&[round % 2; 25]));
+            cap_by_key(&mut v, 4, |i| i.0, |i| &mut i.1);
+            assert!(v.len() <= 8);
+        }
+        assert_eq!(total(&v, 0), 125);
+        assert_eq!(total(&v, 1), 125);
+    }
+}
