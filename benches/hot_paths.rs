@@ -87,8 +87,13 @@ fn scan_buffer_one_thread(b: divan::Bencher) {
     let set = recognizers();
     b.counter(divan::counter::BytesCount::new(buf.len()))
         .bench(|| {
-            faultline::scan::scan_buffer(divan::black_box(buf), set, false)
-                .events
-                .len()
+            faultline::scan::scan_buffer(
+                divan::black_box(buf),
+                set,
+                false,
+                faultline::scan::DEFAULT_EVENTS_PER_KIND,
+            )
+            .events
+            .len()
         });
 }

@@ -147,10 +147,16 @@ pub struct Catalog {
 impl Catalog {
     /// The built-in catalog.
     pub fn builtin() -> Catalog {
-        let mut c = Catalog::default();
-        c.overlay(BUILTIN_CATALOG)
-            .expect("the embedded catalog is valid (checked by tests)");
-        c
+        // parsed once per process (one catalog per analysis or bundle)
+        static BUILTIN: std::sync::OnceLock<Catalog> = std::sync::OnceLock::new();
+        BUILTIN
+            .get_or_init(|| {
+                let mut c = Catalog::default();
+                c.overlay(BUILTIN_CATALOG)
+                    .expect("the embedded catalog is valid (checked by tests)");
+                c
+            })
+            .clone()
     }
 
     /// Adds or replaces entries from a TOML text with the same schema.

@@ -10,6 +10,7 @@ pub mod events;
 pub mod explain;
 pub mod fleet;
 pub mod formats;
+pub mod fuzzing;
 pub mod ids;
 pub mod incidents;
 pub mod input;
@@ -153,7 +154,7 @@ impl Analysis {
     }
 }
 
-/// Runs the whole pipeline.
+/// Runs the whole pipeline on the paths of `opts`.
 pub fn analyze(opts: &Options, k: &Knowledge) -> Analysis {
     let (found, warnings) = input::discover(&opts.paths);
     let budget = AtomicU64::new(0);
@@ -162,11 +163,32 @@ pub fn analyze(opts: &Options, k: &Knowledge) -> Analysis {
         .map(|f| input::open(f, &opts.limits, &budget))
         .collect();
     let flat: Vec<input::Input> = opened.into_iter().flatten().collect();
+    analyze_inputs(flat, warnings, opts, k)
+}
+
+/// Runs the pipeline from the opened inputs on (format detection, scanning, timeline, job,
+/// incidents): the part of [`analyze`] after discovery, for inputs already in memory.
+/// `warnings` are the discovery's (paths that could not be read at all); `opts.paths` is not used.
+pub fn analyze_inputs(
+    flat: Vec<input::Input>,
+    warnings: Vec<String>,
+    opts: &Options,
+    k: &Knowledge,
+) -> Analysis {
     let parallel = opts.parallel_chunks;
     let mut inputs: Vec<InputResult> = flat
         .into_par_iter()
         .enumerate()
-        .map(|(i, inp)| pipeline::process(i, inp, &k.recognizers, &k.catalog, parallel))
+        .map(|(i, inp)| {
+            pipeline::process(
+                i,
+                inp,
+                &k.recognizers,
+                &k.catalog,
+                parallel,
+                opts.limits.max_events_per_kind,
+            )
+        })
         .collect();
     let kernel_inputs = inputs.iter().any(|r| {
         matches!(

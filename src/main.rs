@@ -93,6 +93,10 @@ struct AnalyzeArgs {
     /// Cap on container nesting.
     #[arg(long, default_value_t = 4)]
     max_depth: u32,
+    /// Events kept per kind per GPU of one input (per host, kind, code, GPU and rank); further
+    /// occurrences are counted, not kept, so counts stay exact.
+    #[arg(long, default_value_t = faultline::scan::DEFAULT_EVENTS_PER_KIND, value_parser = clap::value_parser!(u64).range(1..))]
+    max_events_per_kind: u64,
 }
 
 fn parse_tz(s: &str) -> Option<i32> {
@@ -104,6 +108,40 @@ fn parse_tz(s: &str) -> Option<i32> {
     }
 }
 
+/// True when `target` (an existing path) is one of the inputs or lies inside an input folder:
+/// the same path once symbolic links are resolved, or the same file through a hard link.
+fn is_input(target: &std::path::Path, inputs: &[String]) -> bool {
+    let Ok(t) = target.canonicalize() else {
+        return false;
+    };
+    #[cfg(unix)]
+    let t_id = {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(&t).ok().map(|m| (m.dev(), m.ino()))
+    };
+    inputs.iter().any(|i| {
+        let (ip, _) = faultline::input::split_host(i);
+        let Ok(c) = std::path::Path::new(&ip).canonicalize() else {
+            return false;
+        };
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let same_file = std::fs::metadata(&c)
+                .ok()
+                .is_some_and(|m| m.is_file() && Some((m.dev(), m.ino())) == t_id);
+            if same_file {
+                return true;
+            }
+        }
+        t == c || t.starts_with(&c)
+    })
+}
+
+/// Writes the output: to stdout, or to FILE atomically — a new temp file beside it (created
+/// exclusively, so that nothing planted at its name is followed), flushed to disk, then renamed
+/// over FILE. FILE is never an input (nor inside an input folder); on any error the temp file is
+/// removed and FILE is left as it was.
 fn write_output(path: Option<&str>, text: &str, inputs: &[String]) -> std::io::Result<()> {
     match path {
         None => {
@@ -113,34 +151,50 @@ fn write_output(path: Option<&str>, text: &str, inputs: &[String]) -> std::io::R
         }
         Some(p) => {
             let target = std::path::Path::new(p);
-            if let Ok(t) = target.canonicalize() {
-                for i in inputs {
-                    let (ip, _) = faultline::input::split_host(i);
-                    if std::path::Path::new(&ip)
-                        .canonicalize()
-                        .ok()
-                        .is_some_and(|c| t.starts_with(&c) || c == t)
-                    {
-                        return Err(std::io::Error::other(format!(
-                            "refusing to write over an input: {p}"
-                        )));
-                    }
-                }
+            if is_input(target, inputs) {
+                return Err(std::io::Error::other(format!(
+                    "refusing to write over an input: {p}"
+                )));
             }
             let dir = target
                 .parent()
                 .filter(|d| !d.as_os_str().is_empty())
                 .unwrap_or(std::path::Path::new("."));
-            let tmp = dir.join(format!(
-                ".{}.faultline-tmp-{}",
-                target
-                    .file_name()
-                    .and_then(|n| n.to_str())
-                    .unwrap_or("report"),
-                std::process::id()
-            ));
-            std::fs::write(&tmp, text)?;
-            std::fs::rename(&tmp, target)
+            let name = target
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("report");
+            let stamp = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos());
+            let mut last_err = None;
+            for attempt in 0..16u32 {
+                let tmp = dir.join(format!(
+                    ".{name}.faultline-tmp-{}-{stamp:08x}-{attempt}",
+                    std::process::id()
+                ));
+                let file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&tmp);
+                let mut file = match file {
+                    Ok(f) => f,
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                        last_err = Some(e);
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                };
+                let written = file
+                    .write_all(text.as_bytes())
+                    .and_then(|_| file.sync_all())
+                    .and_then(|_| std::fs::rename(&tmp, target));
+                if written.is_err() {
+                    let _ = std::fs::remove_file(&tmp);
+                }
+                return written;
+            }
+            Err(last_err.unwrap_or_else(|| std::io::Error::other("no temp file name left")))
         }
     }
 }
@@ -199,6 +253,7 @@ fn run_analyze(a: AnalyzeArgs, timeline_only: bool) -> ExitCode {
             max_total_bytes: a.max_total_bytes,
             max_ratio: a.max_ratio,
             max_depth: a.max_depth,
+            max_events_per_kind: a.max_events_per_kind,
         },
         parallel_chunks: true,
     };
@@ -353,6 +408,10 @@ struct ScanArgs {
     /// Cap on container nesting.
     #[arg(long, default_value_t = 4)]
     max_depth: u32,
+    /// Events kept per kind per GPU of one input (per host, kind, code, GPU and rank); further
+    /// occurrences are counted, not kept, so counts stay exact.
+    #[arg(long, default_value_t = faultline::scan::DEFAULT_EVENTS_PER_KIND, value_parser = clap::value_parser!(u64).range(1..))]
+    max_events_per_kind: u64,
 }
 
 #[derive(Args)]
@@ -452,6 +511,7 @@ fn run_scan(a: ScanArgs) -> ExitCode {
             max_total_bytes: a.max_total_bytes,
             max_ratio: a.max_ratio,
             max_depth: a.max_depth,
+            max_events_per_kind: a.max_events_per_kind,
         },
         progress: !a.quiet && std::io::stderr().is_terminal(),
     };

@@ -191,4 +191,6 @@ pub struct RawEvent {
     pub attrs: BTreeMap<String, String>,
     /// Seen by the server's management controller (BMC clock).
     pub bmc: bool,
+    /// Further occurrences past the events cap that this event stands for (counted, not kept).
+    pub suppressed: u64,
 }

@@ -67,7 +67,9 @@ pub struct InputResult {
     pub topology: Option<formats::topo::Topology>,
 }
 
-fn decode_utf16(b: &[u8]) -> Option<Vec<u8>> {
+/// Decodes text that starts with a UTF-16 byte-order mark; returns the UTF-8 text and a warning
+/// that says which byte order was read (and where an odd trailing byte was dropped).
+fn decode_utf16(b: &[u8]) -> Option<(Vec<u8>, String)> {
     let (le, body) = if b.starts_with(&[0xff, 0xfe]) {
         (true, &b[2..])
     } else if b.starts_with(&[0xfe, 0xff]) {
@@ -85,7 +87,17 @@ fn decode_utf16(b: &[u8]) -> Option<Vec<u8>> {
             }
         })
         .collect();
-    Some(String::from_utf16_lossy(&units).into_bytes())
+    let mut note = format!(
+        "UTF-16 {} text (byte-order mark): decoded to UTF-8 before scanning",
+        if le { "LE" } else { "BE" }
+    );
+    if body.len() % 2 == 1 {
+        note.push_str(&format!(
+            "; odd trailing byte at offset {} dropped",
+            b.len() - 1
+        ));
+    }
+    Some((String::from_utf16_lossy(&units).into_bytes(), note))
 }
 
 /// Classifies located drafts with the catalog into raw events of input `index`.
@@ -116,16 +128,77 @@ fn to_raw(index: usize, loc: Located, catalog: &Catalog) -> RawEvent {
         recognizer: d.recognizer,
         attrs: d.attrs,
         bmc: d.bmc,
+        suppressed: loc.suppressed,
     }
 }
 
-/// Processes one input.
+/// The key of the events cap for a raw event: host, kind, code, GPU, rank.
+type EventKey = (
+    Option<String>,
+    String,
+    Option<i64>,
+    Option<String>,
+    Option<i64>,
+);
+
+fn event_key(e: &RawEvent) -> EventKey {
+    (
+        e.host.clone(),
+        e.kind.clone(),
+        e.code,
+        e.gpu.clone(),
+        e.rank,
+    )
+}
+
+/// Applies the events cap to an input's events and says in a warning what it counted but did not
+/// keep (the keys with the most suppressed occurrences first).
+fn cap_events(events: &mut Vec<RawEvent>, cap: u64, warnings: &mut Vec<String>) {
+    scan::cap_by_key(events, cap, event_key, |e| &mut e.suppressed);
+    let total: u64 = events.iter().map(|e| e.suppressed).sum();
+    if total == 0 {
+        return;
+    }
+    let mut per: BTreeMap<String, u64> = BTreeMap::new();
+    for e in events.iter().filter(|e| e.suppressed > 0) {
+        let what = format!(
+            "{}{}{}",
+            e.kind,
+            e.code.map(|c| format!(" {c}")).unwrap_or_default(),
+            e.gpu
+                .as_ref()
+                .map(|g| format!(" on {g}"))
+                .unwrap_or_default()
+        );
+        *per.entry(what).or_default() += e.suppressed;
+    }
+    let mut top: Vec<(String, u64)> = per.into_iter().collect();
+    top.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let list: Vec<String> = top
+        .iter()
+        .take(5)
+        .map(|(w, n)| format!("{w} +{n}"))
+        .collect();
+    let more = if top.len() > 5 {
+        format!(", and {} more", top.len() - 5)
+    } else {
+        String::new()
+    };
+    warnings.push(format!(
+        "{total} event(s) past the cap of {cap} per kind per GPU were counted but not kept ({}{more}); counts stay exact",
+        list.join(", ")
+    ));
+}
+
+/// Processes one input; at most `cap` events per host, kind, code, GPU and rank are kept (the
+/// others are counted in the `suppressed` field of the last one kept, and a warning says so).
 pub fn process(
     index: usize,
     input: Input,
     set: &RecognizerSet,
     catalog: &Catalog,
     parallel: bool,
+    cap: u64,
 ) -> InputResult {
     let mut input = input;
     let mut warnings: Vec<String> = input.warnings.iter().map(|w| w.to_string()).collect();
@@ -144,16 +217,16 @@ pub fn process(
             warnings.append(&mut stream.warnings);
             input.bytes = crate::input::Bytes::Owned(all);
             input.warnings = warnings;
-            return process(index, input, set, catalog, parallel);
+            return process(index, input, set, catalog, parallel, cap);
         }
         return process_stream(
-            index, input, stream, format, warnings, set, catalog, parallel,
+            index, input, stream, format, warnings, set, catalog, parallel, cap,
         );
     }
-    let utf16 = decode_utf16(&input.bytes);
-    if utf16.is_some() {
-        warnings.push("UTF-16 text: decoded to UTF-8 before scanning".to_string());
-    }
+    let utf16 = decode_utf16(&input.bytes).map(|(text, note)| {
+        warnings.push(note);
+        text
+    });
     let buf: &[u8] = utf16.as_deref().unwrap_or(&input.bytes);
     let head = &buf[..buf.len().min(64 * 1024)];
     if let Some(p) = memchr::memchr(0, head) {
@@ -174,16 +247,16 @@ pub fn process(
     let mut topology = None;
     let mut extra: Vec<RawEvent> = Vec::new();
     match format {
-        Format::JournalJson => out = scan::journal_json::scan(buf, set),
+        Format::JournalJson => out = scan::journal_json::scan(buf, set, cap),
         Format::NvidiaSmi if formats::topo::looks_like(buf) => {
-            out = scan::scan_buffer(buf, set, parallel);
+            out = scan::scan_buffer(buf, set, parallel, cap);
             topology = formats::topo::parse(&String::from_utf8_lossy(buf));
             if topology.is_some() {
                 out.recognized = out.lines;
             }
         }
         Format::NvidiaSmi => {
-            out = scan::scan_buffer(buf, set, parallel);
+            out = scan::scan_buffer(buf, set, parallel, cap);
             let text = String::from_utf8_lossy(buf);
             let dump = if formats::nvidia_smi_xml::looks_like(buf) {
                 formats::nvidia_smi_xml::parse(&text)
@@ -200,7 +273,7 @@ pub fn process(
             gpus.extend(smi_gpus(&dump, None));
         }
         Format::Dcgmi => {
-            out = scan::scan_buffer(buf, set, parallel);
+            out = scan::scan_buffer(buf, set, parallel, cap);
             let text = String::from_utf8_lossy(buf);
             let (evs, rows) = if dcgmi::looks_like_json(buf) {
                 dcgmi::json_events(&text)
@@ -228,11 +301,12 @@ pub fn process(
                     recognizer: "dcgmi-diag".into(),
                     attrs: e.attrs,
                     bmc: false,
+                    suppressed: 0,
                 });
             }
         }
         Format::BugReport => {
-            out = scan::scan_buffer(buf, set, parallel);
+            out = scan::scan_buffer(buf, set, parallel, cap);
             let text = String::from_utf8_lossy(buf);
             let info = bug_report::parse(&text);
             let lines: Vec<&str> = text.lines().collect();
@@ -264,7 +338,7 @@ pub fn process(
             out.recognized = out.lines;
             bundle = Some(info);
         }
-        _ => out = scan::scan_buffer(buf, set, parallel),
+        _ => out = scan::scan_buffer(buf, set, parallel, cap),
     }
     if out.long_lines > 0 {
         warnings.push(format!(
@@ -288,6 +362,7 @@ pub fn process(
     let mut events = classify(index, out.events, catalog);
     events.extend(extra);
     events.sort_by_key(|e| e.line);
+    cap_events(&mut events, cap, &mut warnings);
     let attachments = classify(index, out.attachments, catalog);
     let host = input
         .host_hint
@@ -334,10 +409,14 @@ fn process_stream(
     set: &RecognizerSet,
     catalog: &Catalog,
     parallel: bool,
+    cap: u64,
 ) -> InputResult {
     let mut out = ScanOutput::default();
     let mut block: Vec<u8> = input.bytes.to_vec();
     let mut total = 0u64;
+    // the last part ended inside a line (a block without any newline): the next part's first
+    // line is the rest of that line, not a line of its own
+    let mut inside_line = false;
     loop {
         let more = stream.fill(&mut block, STREAM_BLOCK);
         let last = more == 0;
@@ -347,14 +426,22 @@ fn process_stream(
             memchr::memrchr(b'\n', &block).map_or(block.len(), |p| p + 1)
         };
         if cut > 0 || last {
-            out.append(scan::scan_buffer(&block[..cut], set, parallel));
+            let part = &block[..cut];
+            let mut scanned = scan::scan_buffer(part, set, parallel, cap);
+            if inside_line && scanned.lines > 0 {
+                continue_line(&mut scanned, part);
+            }
+            out.append(scanned);
+            out.cap(cap);
             total += cut as u64;
+            inside_line = cut > 0 && block[cut - 1] != b'\n';
         }
         block.drain(..cut);
         if last {
             break;
         }
     }
+    out.recognized = out.recognized.min(out.lines);
     warnings.extend(stream.warnings.drain(..).map(|w| format!("stream: {w}")));
     if out.long_lines > 0 {
         warnings.push(format!(
@@ -365,6 +452,7 @@ fn process_stream(
     }
     let mut events = classify(index, out.events, catalog);
     events.sort_by_key(|e| e.line);
+    cap_events(&mut events, cap, &mut warnings);
     let attachments = classify(index, out.attachments, catalog);
     let host = input
         .host_hint
@@ -388,6 +476,28 @@ fn process_stream(
         smi_cuda: None,
         gpus: Vec::new(),
         topology: None,
+    }
+}
+
+/// Joins the first line of a streamed part to the last line of the part before, which the block
+/// boundary cut (a line longer than a block): one line less, line numbers one less, and that
+/// line counted once as long and as recognized.
+fn continue_line(part: &mut ScanOutput, bytes: &[u8]) {
+    part.lines -= 1;
+    for e in part.events.iter_mut().chain(part.attachments.iter_mut()) {
+        e.line = e.line.saturating_sub(1);
+    }
+    for b in part.boot_lines.iter_mut() {
+        *b = b.saturating_sub(1);
+    }
+    part.boot_lines.retain(|&b| b > 0);
+    let first = memchr::memchr(b'\n', bytes).map_or(bytes, |p| &bytes[..p]);
+    let first = first.strip_suffix(b"\r").unwrap_or(first);
+    if first.len() > scan::MAX_RECORD_BYTES {
+        part.long_lines = part.long_lines.saturating_sub(1);
+    }
+    if formats::quick_shape(first).is_some() {
+        part.recognized = part.recognized.saturating_sub(1);
     }
 }
 
@@ -477,6 +587,7 @@ fn smi_events(
             recognizer: "nvidia-smi-q".into(),
             attrs: e.attrs.clone(),
             bmc: false,
+            suppressed: 0,
         });
     }
 }

@@ -219,7 +219,7 @@ pub struct SlowdownCause {
     pub actions: Vec<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RulesFile {
     #[serde(default)]
@@ -256,7 +256,12 @@ pub struct RuleSet {
 impl RuleSet {
     /// Built-in rules plus user files (same id replaces, new ids go first so they take priority).
     pub fn load(extra: &[String]) -> Result<RuleSet, toml::de::Error> {
-        let base: RulesFile = toml::from_str(BUILTIN_RULES)?;
+        // the built-in rules are parsed once per process (one load per analysis or bundle)
+        static BUILTIN: std::sync::OnceLock<Result<RulesFile, toml::de::Error>> =
+            std::sync::OnceLock::new();
+        let base: RulesFile = BUILTIN
+            .get_or_init(|| toml::from_str(BUILTIN_RULES))
+            .clone()?;
         let mut set = RuleSet {
             grouping: base.grouping.unwrap_or(Grouping {
                 gap_s: 1800,

@@ -245,3 +245,92 @@ fn redact_leaves_no_original_value_in_any_format() {
         }
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn output_never_replaces_an_input_through_links_and_leaves_no_temp_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    let input = p.join("in.log");
+    std::fs::write(&input, "hello\n").unwrap();
+    let analyze_to = |out: &std::path::Path, inputs: &[&std::path::Path]| {
+        let mut args = vec!["analyze", "--format", "json", "-o", out.to_str().unwrap()];
+        args.extend(inputs.iter().map(|i| i.to_str().unwrap()));
+        run(&args)
+    };
+    // a symbolic link to the input, and a hard link to it
+    std::os::unix::fs::symlink(&input, p.join("soft.json")).unwrap();
+    std::fs::hard_link(&input, p.join("hard.json")).unwrap();
+    for name in ["soft.json", "hard.json"] {
+        let (code, _, err) = analyze_to(&p.join(name), &[&input]);
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(err.contains("refusing to write over an input"), "{err}");
+        assert_eq!(std::fs::read_to_string(&input).unwrap(), "hello\n");
+    }
+    assert!(std::fs::symlink_metadata(p.join("soft.json"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    // a file inside an input folder
+    let folder = p.join("logs");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::write(folder.join("a.log"), "x\n").unwrap();
+    let (code, _, err) = analyze_to(&folder.join("a.log"), &[&folder]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(folder.join("a.log")).unwrap(),
+        "x\n"
+    );
+    // a folder that does not exist: an error, and nothing is created
+    let (code, _, err) = analyze_to(&p.join("missing/r.json"), &[&input]);
+    assert_eq!(code, 2, "{err}");
+    assert!(!p.join("missing").exists());
+    // an old report is replaced whole, and no temp file is left beside it
+    let out = p.join("out");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("r.json"), "old").unwrap();
+    let (code, _, err) = analyze_to(&out.join("r.json"), &[&input]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("r.json")).unwrap()).unwrap();
+    assert_eq!(v["schema"], "faultline/report/v1");
+    let names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, vec!["r.json".to_string()]);
+}
+
+#[test]
+fn every_input_accounts_for_its_lines_and_the_report_says_what_was_skipped() {
+    let (code, out, err) = run(&["analyze", "--format", "json", "corpus/multi-host-gpu-lost/"]);
+    assert_eq!(code, 0, "{err}");
+    let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let mut lines = 0;
+    for i in r["inputs"].as_array().unwrap() {
+        let n = i["lines"].as_u64().unwrap();
+        let rec = i["lines_recognized"].as_u64().unwrap();
+        let un = i["lines_unrecognized"].as_u64().unwrap();
+        assert_eq!(n, rec + un, "{}", i["path"]);
+        lines += n;
+    }
+    let acc = &r["accounting"];
+    assert_eq!(acc["lines"], lines);
+    assert_eq!(
+        acc["lines"].as_u64().unwrap(),
+        acc["lines_recognized"].as_u64().unwrap() + acc["lines_unrecognized"].as_u64().unwrap()
+    );
+    assert_eq!(acc["skipped"].as_array().unwrap().len(), 0);
+    assert!(
+        acc["summary"]
+            .as_str()
+            .unwrap()
+            .ends_with("nothing skipped"),
+        "{acc}"
+    );
+    let (_, text, _) = run(&["analyze", "--format", "text", "corpus/multi-host-gpu-lost/"]);
+    assert!(
+        text.contains("accounting: 16 input(s), ") && text.contains("nothing skipped"),
+        "{text}"
+    );
+}

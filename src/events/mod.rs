@@ -66,14 +66,14 @@ pub struct RecognizerDef {
     pub rejects: Vec<String>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PrefilterDef {
     #[serde(default)]
     literals: Vec<String>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RecognizerFile {
     #[serde(default)]
@@ -216,14 +216,45 @@ fn draft_from(def: &RecognizerDef, re: &Regex, caps: &regex::Captures<'_>) -> Dr
     d
 }
 
+/// The built-in recognizers' regexes by source text, compiled once per process: every load (one
+/// per analysis; one per bundle of a fleet scan) reuses them, and a user recognizer compiles only
+/// its own.
+fn builtin_regexes() -> &'static BTreeMap<String, Regex> {
+    static CACHE: std::sync::OnceLock<BTreeMap<String, Regex>> = std::sync::OnceLock::new();
+    CACHE.get_or_init(|| {
+        let mut m = BTreeMap::new();
+        if let Ok(f) = toml::from_str::<RecognizerFile>(BUILTIN_RECOGNIZERS) {
+            for d in f.recognizer {
+                if let Some(src) = d.regex {
+                    if let Ok(re) = Regex::new(&src) {
+                        m.insert(src, re);
+                    }
+                }
+            }
+        }
+        m
+    })
+}
+
 impl RecognizerSet {
     /// The built-in recognizers plus user files (a user entry with an existing id replaces it).
     pub fn load(extra: &[String]) -> Result<RecognizerSet, RecognizerError> {
         let mut defs: Vec<RecognizerDef> = Vec::new();
         let mut derived = BTreeMap::new();
         let mut given: Vec<String> = Vec::new();
-        for text in std::iter::once(BUILTIN_RECOGNIZERS).chain(extra.iter().map(String::as_str)) {
-            let f: RecognizerFile = toml::from_str(text)?;
+        // the built-in file is parsed once per process; user files on every load
+        static BUILTIN: std::sync::OnceLock<Result<RecognizerFile, toml::de::Error>> =
+            std::sync::OnceLock::new();
+        let builtin = BUILTIN
+            .get_or_init(|| toml::from_str(BUILTIN_RECOGNIZERS))
+            .clone();
+        let files = std::iter::once(builtin).chain(
+            extra
+                .iter()
+                .map(|text| toml::from_str::<RecognizerFile>(text)),
+        );
+        for f in files {
+            let f = f?;
             if let Some(p) = f.prefilter {
                 given.extend(p.literals);
             }
@@ -251,10 +282,13 @@ impl RecognizerSet {
                 });
             }
             let regex = match &def.regex {
-                Some(r) => Some(Regex::new(r).map_err(|e| RecognizerError::Regex {
-                    id: def.id.clone(),
-                    err: e.to_string(),
-                })?),
+                Some(r) => match builtin_regexes().get(r) {
+                    Some(re) => Some(re.clone()),
+                    None => Some(Regex::new(r).map_err(|e| RecognizerError::Regex {
+                        id: def.id.clone(),
+                        err: e.to_string(),
+                    })?),
+                },
                 None => None,
             };
             match (&regex, &def.parser) {

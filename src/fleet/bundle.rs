@@ -357,7 +357,7 @@ pub fn build(b: &Bundle, a: &Analysis, rep: &Report) -> BundleLine {
     let loads = driver_loads(&a.events);
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     for e in a.events.iter().filter(|e| e.severity >= Severity::Warning) {
-        *counts.entry(code_key(&e.kind, e.code)).or_default() += 1;
+        *counts.entry(code_key(&e.kind, e.code)).or_default() += e.weight();
     }
     let mut drivers: BTreeSet<String> = BTreeSet::new();
     for h in &rep.hosts {

@@ -129,8 +129,13 @@ pub fn json_entry(line: &[u8]) -> Option<JsonEntry> {
     let get = |k: &str| obj.get(k).and_then(json_str);
     Some(JsonEntry {
         message: get("MESSAGE").unwrap_or_default(),
-        realtime_us: get("__REALTIME_TIMESTAMP").and_then(|s| s.parse().ok()),
-        source_mono_us: get("_SOURCE_MONOTONIC_TIMESTAMP").and_then(|s| s.parse().ok()),
+        // out-of-range stamps are not times (and would overflow the sums of the timeline)
+        realtime_us: get("__REALTIME_TIMESTAMP")
+            .and_then(|s| s.parse::<i64>().ok())
+            .filter(|t| (-super::time::MAX_WALL_US..=super::time::MAX_WALL_US).contains(t)),
+        source_mono_us: get("_SOURCE_MONOTONIC_TIMESTAMP")
+            .and_then(|s| s.parse::<u64>().ok())
+            .filter(|&m| m <= super::time::MAX_UPTIME_S * 1_000_000),
         host: get("_HOSTNAME"),
         boot_id: get("_BOOT_ID"),
     })

@@ -365,8 +365,19 @@ pub fn bracket_uptime(b: &[u8]) -> Option<(u64, usize)> {
     for _ in 6..fl {
         micros /= 10;
     }
+    if secs > MAX_UPTIME_S {
+        return None;
+    }
     Some((secs * 1_000_000 + micros, i + 1))
 }
+
+/// The largest kernel uptime taken as one, in seconds (about 31,700 years): a larger number in
+/// brackets is not an uptime, and bounding it keeps every sum of times far from overflowing.
+pub const MAX_UPTIME_S: u64 = 999_999_999_999;
+
+/// The largest wall time taken as one, in microseconds since the epoch (the end of year 9999);
+/// the earliest is its negative.
+pub const MAX_WALL_US: i64 = 253_402_300_799_999_999;
 
 #[cfg(test)]
 mod tests {

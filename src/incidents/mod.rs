@@ -57,8 +57,11 @@ pub struct Incident {
     pub gpus: Vec<String>,
     /// Ranks involved.
     pub ranks: Vec<i64>,
-    /// Consequence counts by kind.
-    pub consequences: BTreeMap<String, usize>,
+    /// Consequence counts by kind (occurrences past the events cap included).
+    pub consequences: BTreeMap<String, u64>,
+    /// Occurrences by `kind` or `kind:code`, over all member events, those past the events cap
+    /// included: exact whatever the cap.
+    pub counts: BTreeMap<String, u64>,
     /// Highest severity.
     pub severity: Severity,
     /// Data that would settle the cause.
@@ -72,12 +75,17 @@ fn axis(e: &Event) -> (u8, String, i64) {
     if let Some(t) = e.time_us {
         (0, String::new(), t)
     } else if let Some(u) = e.uptime_us {
-        (1, e.host.clone().unwrap_or_default(), u as i64)
+        // one axis per host and boot: uptimes restart at zero after a reboot
+        (
+            1,
+            format!("{}#{}", e.host.clone().unwrap_or_default(), e.boot),
+            u as i64,
+        )
     } else {
         (
             2,
             format!("{:08}", e.input),
-            e.source.line as i64 * 1_000_000,
+            (e.source.line as i64).saturating_mul(1_000_000),
         )
     }
 }
@@ -104,15 +112,17 @@ pub fn build(
         list.sort();
         let mut cur: Vec<usize> = Vec::new();
         let mut last = i64::MIN;
-        let mut gap = rules.grouping.gap_s * 1_000_000;
+        // user rules may give any gap: negative ones are 0, huge ones saturate
+        let us = |s: i64| s.max(0).saturating_mul(1_000_000);
+        let mut gap = us(rules.grouping.gap_s);
         for (p, i) in list {
-            if !cur.is_empty() && p - last > gap {
+            if !cur.is_empty() && p.saturating_sub(last) > gap {
                 groups.push(std::mem::take(&mut cur));
-                gap = rules.grouping.gap_s * 1_000_000;
+                gap = us(rules.grouping.gap_s);
             }
             let e = &events[i];
             if catalog.is_sticky(&e.kind, e.code) || e.kind == "fell_off_bus" {
-                gap = rules.grouping.sticky_gap_s * 1_000_000;
+                gap = us(rules.grouping.sticky_gap_s);
             }
             cur.push(i);
             last = p;
@@ -121,23 +131,38 @@ pub fn build(
             groups.push(cur);
         }
     }
-    // Untimed groups join a timed group that shares a GPU.
+    // Groups without a wall time join a timed group that shares a GPU or rank; groups with no
+    // time at all may also join an uptime-only group. Two uptime-only groups never merge: they
+    // were split by a gap or by a reboot (uptimes restart at zero).
     let timed = |g: &Vec<usize>| g.iter().any(|&i| events[i].time_us.is_some());
-    let mut merged: Vec<Vec<usize>> = groups.iter().filter(|g| timed(g)).cloned().collect();
-    for g in groups.iter().filter(|g| !timed(g)) {
+    let uptime_only =
+        |g: &Vec<usize>| !timed(g) && g.iter().any(|&i| events[i].uptime_us.is_some());
+    let mut merged: Vec<(bool, Vec<usize>)> = groups
+        .iter()
+        .filter(|g| timed(g))
+        .map(|g| (true, g.clone()))
+        .collect();
+    let later = groups
+        .iter()
+        .filter(|g| uptime_only(g))
+        .chain(groups.iter().filter(|g| !timed(g) && !uptime_only(g)));
+    for g in later {
         let gpus: BTreeSet<&String> = g.iter().filter_map(|&i| events[i].gpu.as_ref()).collect();
         let ranks: BTreeSet<i64> = g.iter().filter_map(|&i| events[i].rank).collect();
-        let target = merged.iter().position(|m| {
-            m.iter().any(|&i| {
-                events[i].gpu.as_ref().is_some_and(|x| gpus.contains(x))
-                    || events[i].rank.is_some_and(|r| ranks.contains(&r))
-            })
+        let on_uptime = uptime_only(g);
+        let target = merged.iter().position(|(is_timed, m)| {
+            (*is_timed || !on_uptime)
+                && m.iter().any(|&i| {
+                    events[i].gpu.as_ref().is_some_and(|x| gpus.contains(x))
+                        || events[i].rank.is_some_and(|r| ranks.contains(&r))
+                })
         });
         match target {
-            Some(t) => merged[t].extend(g.iter().copied()),
-            None => merged.push(g.clone()),
+            Some(t) => merged[t].1.extend(g.iter().copied()),
+            None => merged.push((false, g.clone())),
         }
     }
+    let merged: Vec<Vec<usize>> = merged.into_iter().map(|(_, g)| g).collect();
     let mut incidents: Vec<Incident> = merged
         .into_iter()
         .map(|mut g| {
@@ -250,7 +275,12 @@ fn fits(rule: &Rule, e: &Event, events: &[Event], members: &[usize], catalog: &C
         }
     }
     if let Some(n) = m.min_count {
-        if members.iter().filter(|&&i| m.fits(&events[i])).count() < n {
+        let seen: u64 = members
+            .iter()
+            .filter(|&&i| m.fits(&events[i]))
+            .map(|&i| events[i].weight())
+            .sum();
+        if seen < n as u64 {
             return false;
         }
     }
@@ -267,7 +297,7 @@ fn fits(rule: &Rule, e: &Event, events: &[Event], members: &[usize], catalog: &C
 }
 
 /// Fills a rule's summary template from one event: {gpu} {host} {code} {title} {count} {rank}.
-pub fn render(template: &str, e: &Event, count: usize, catalog: &Catalog) -> String {
+pub fn render(template: &str, e: &Event, count: u64, catalog: &Catalog) -> String {
     let gpu = e.gpu.clone().unwrap_or_else(|| "(unknown GPU)".into());
     let host = e.host.clone().unwrap_or_else(|| "(unknown host)".into());
     let rank_text = e.rank.map(|r| format!(" (rank {r})")).unwrap_or_default();
@@ -336,7 +366,8 @@ fn judge(
     let mut hosts: BTreeSet<String> = BTreeSet::new();
     let mut gpus: BTreeSet<String> = BTreeSet::new();
     let mut ranks: BTreeSet<i64> = BTreeSet::new();
-    let mut consequences: BTreeMap<String, usize> = BTreeMap::new();
+    let mut consequences: BTreeMap<String, u64> = BTreeMap::new();
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     for &i in &members {
         let e = &events[i];
         if let Some(h) = &e.host {
@@ -348,6 +379,11 @@ fn judge(
         if let Some(r) = e.rank {
             ranks.insert(r);
         }
+        let key = match e.code {
+            Some(c) => format!("{}:{c}", e.kind),
+            None => e.kind.clone(),
+        };
+        *counts.entry(key).or_default() += e.weight();
     }
     let mut missing = Vec::new();
     // the earlier event a rule names as the cause (a BMC alert before a GPU loss)
@@ -355,10 +391,11 @@ fn judge(
     let cause = preceded.and_then(|(p, i)| cause::cause_of(p, i, events, &members));
     let (layer, confidence, summary, responsibility, actions, primary, rule_id) = match chosen {
         Some((rule, i)) => {
-            let count = members
+            let count: u64 = members
                 .iter()
                 .filter(|&&j| rule.pattern.fits(&events[j]))
-                .count();
+                .map(|&j| events[j].weight())
+                .sum();
             let mut conf = rule.confidence;
             if !alternatives.is_empty() {
                 conf -= 0.1;
@@ -476,7 +513,7 @@ fn judge(
             && (rules.is_consequence(&events[i])
                 || primary.is_some_and(|p| events[p].layer != events[i].layer))
         {
-            *consequences.entry(events[i].kind.clone()).or_default() += 1;
+            *consequences.entry(events[i].kind.clone()).or_default() += events[i].weight();
         }
     }
     let mut evidence: Vec<usize> = primary.into_iter().chain(cause).collect();
@@ -519,7 +556,7 @@ fn judge(
             summary.push_str(&format!(" (rank {r})"));
         }
     }
-    let cons_total: usize = consequences.values().sum();
+    let cons_total: u64 = consequences.values().sum();
     if cons_total > 0 && primary.is_some_and(|p| !rules.is_consequence(&events[p])) {
         let parts: Vec<String> = consequences
             .iter()
@@ -543,6 +580,7 @@ fn judge(
         gpus: gpus.into_iter().collect(),
         ranks: ranks.into_iter().collect(),
         consequences,
+        counts,
         severity,
         missing,
         slowdown: None,

@@ -19,6 +19,8 @@ pub struct Stream {
     limits: Limits,
     budget: std::sync::Arc<AtomicU64>,
     done: bool,
+    /// For a plain file: the size it had when opened (a shorter read means it shrank).
+    expected: Option<u64>,
     /// What stopped the stream early, if anything.
     pub warnings: Vec<String>,
 }
@@ -33,8 +35,14 @@ impl Stream {
             limits,
             budget: std::sync::Arc::new(AtomicU64::new(0)),
             done: false,
+            expected: None,
             warnings: Vec::new(),
         }
+    }
+
+    /// Marks the source as a plain file of `len` bytes: ending earlier adds a warning.
+    pub fn expect_len(&mut self, len: u64) {
+        self.expected = Some(len);
     }
 
     /// Reads the next block of up to `max` bytes into `buf` (appending); returns bytes added, 0 at the end.
@@ -53,6 +61,12 @@ impl Stream {
             match r {
                 Ok(0) => {
                     self.done = true;
+                    if let Some(len) = self.expected.filter(|&l| self.read < l) {
+                        self.warnings.push(format!(
+                            "file shrank while being read: {} of {len} bytes; the part read is analyzed",
+                            self.read
+                        ));
+                    }
                     break;
                 }
                 Ok(n) => {
@@ -239,6 +253,7 @@ pub fn expand(
                 limits: *limits,
                 budget: std::sync::Arc::new(AtomicU64::new(budget.load(Ordering::Relaxed))),
                 done: false,
+                expected: None,
                 warnings: Vec::new(),
             };
             let mut head = Vec::new();

@@ -1,10 +1,9 @@
 //! Inputs: discovery of files and folders (deterministic order, regular files only, no symlink
-//! loops), stdin, and opening each one as plain bytes (memory-mapped) or as decoded members of
+//! loops), stdin, and opening each one as plain bytes (read, or streamed when large) or as decoded members of
 //! gzip/zstd/tar containers, within limits.
 
 pub mod container;
 
-use memmap2::Mmap;
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::Read;
@@ -21,6 +20,10 @@ pub struct Limits {
     pub max_ratio: u64,
     /// Container nesting depth.
     pub max_depth: u32,
+    /// Events kept per kind per GPU of one input (more exactly: per host, kind, code, GPU and
+    /// rank); occurrences past it are counted, not kept, so counts stay exact while memory stays
+    /// bounded (a storm of ten million identical Xid lines keeps this many events).
+    pub max_events_per_kind: u64,
 }
 
 impl Default for Limits {
@@ -30,21 +33,18 @@ impl Default for Limits {
             max_total_bytes: 64 << 30,
             max_ratio: 1000,
             max_depth: 4,
+            max_events_per_kind: crate::scan::DEFAULT_EVENTS_PER_KIND,
         }
     }
 }
 
-/// Plain files at least this large are memory-mapped; smaller ones are read.
-pub const MAP_THRESHOLD: u64 = 32 << 20;
+/// Plain text files at least this large are read as a stream of blocks, so that memory stays
+/// bounded; smaller files (and containers) are read into memory.
+pub const STREAM_PLAIN_THRESHOLD: u64 = 32 << 20;
 
-/// Plain files at least this large are read as a stream of blocks, so that memory stays bounded.
-pub const STREAM_PLAIN_THRESHOLD: u64 = 1 << 30;
-
-/// Bytes of one input: a memory map of a plain file, or an owned buffer of decoded data.
+/// Bytes of one input: an owned buffer of read or decoded data.
 pub enum Bytes {
-    /// Memory-mapped plain file.
-    Mapped(Mmap),
-    /// Decoded or read data.
+    /// Read or decoded data.
     Owned(Vec<u8>),
 }
 
@@ -58,7 +58,6 @@ impl std::ops::Deref for Bytes {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
         match self {
-            Bytes::Mapped(m) => m,
             Bytes::Owned(v) => v,
         }
     }
@@ -256,10 +255,12 @@ fn host_folder(root: &Path, file: &Path) -> Option<String> {
     ok.then_some(first)
 }
 
-/// Opens one discovered file and returns its inputs (several for archives).
+/// Opens one discovered file and returns its inputs (several for archives). Nothing is
+/// memory-mapped: a file truncated by another process while mapped would kill the process with
+/// SIGBUS, so files are read, and large plain text is read as a stream of blocks.
 pub fn open(found: &Found, limits: &Limits, budget: &std::sync::atomic::AtomicU64) -> Vec<Input> {
-    let mut warnings = Vec::new();
-    let (bytes, disk, mtime) = if found.display == "-" {
+    if found.display == "-" {
+        let mut warnings = Vec::new();
         let mut v = Vec::new();
         if let Err(e) = std::io::stdin()
             .lock()
@@ -269,86 +270,114 @@ pub fn open(found: &Found, limits: &Limits, budget: &std::sync::atomic::AtomicU6
             warnings.push(format!("-: read error after {} bytes: {e}", v.len()));
         }
         let n = v.len() as u64;
-        (Bytes::Owned(v), n, None)
-    } else {
-        match File::open(&found.path) {
-            Ok(f) => {
-                let meta = f.metadata().ok();
-                let len = meta.as_ref().map_or(0, |m| m.len());
-                let mtime = meta
-                    .and_then(|m| m.modified().ok())
-                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                    .map(|d| d.as_secs() as i64);
-                if len >= STREAM_PLAIN_THRESHOLD {
-                    let mut stream = container::Stream::new(
-                        Box::new(f),
-                        len,
-                        Limits {
-                            max_ratio: u64::MAX,
-                            ..*limits
-                        },
-                    );
-                    let mut head = Vec::new();
-                    stream.fill(&mut head, container::STREAM_HEAD);
-                    return vec![Input {
-                        path: found.display.clone(),
-                        host_hint: found.host.clone(),
-                        bytes: Bytes::Owned(head),
-                        disk_bytes: len,
-                        mtime,
-                        warnings,
-                        stream: Some(stream),
-                    }];
-                }
-                if len == 0 {
-                    (Bytes::Owned(Vec::new()), 0, mtime)
-                } else {
-                    let small = len < MAP_THRESHOLD;
-                    // SAFETY: the map is read-only. A file truncated by another process while
-                    // mapped could fault, so files below MAP_THRESHOLD are read into memory and
-                    // only large plain files are mapped.
-                    let mapped = if small {
-                        None
-                    } else {
-                        unsafe { Mmap::map(&f) }.ok()
-                    };
-                    match mapped {
-                        Some(m) => (Bytes::Mapped(m), len, mtime),
-                        None => {
-                            let mut v =
-                                Vec::with_capacity(len.min(limits.max_member_bytes) as usize);
-                            if let Err(e) = (&f).take(limits.max_member_bytes).read_to_end(&mut v) {
-                                warnings.push(format!("read error after {} bytes: {e}", v.len()));
-                            }
-                            if (v.len() as u64) < len && (v.len() as u64) < limits.max_member_bytes
-                            {
-                                warnings.push(format!(
-                                    "file shrank while being read: {} of {len} bytes",
-                                    v.len()
-                                ));
-                            }
-                            (Bytes::Owned(v), len, mtime)
-                        }
-                    }
-                }
-            }
-            Err(e) => {
-                return vec![Input::unread(
-                    found.display.clone(),
-                    found.host.clone(),
-                    0,
-                    None,
-                    vec![format!("cannot open: {e}")],
-                )]
-            }
+        let mut out = Vec::new();
+        container::expand(
+            found.display.clone(),
+            found.host.clone(),
+            Bytes::Owned(v),
+            n,
+            None,
+            warnings,
+            limits,
+            0,
+            budget,
+            &mut out,
+        );
+        return out;
+    }
+    match File::open(&found.path) {
+        Ok(f) => {
+            let meta = f.metadata().ok();
+            let len = meta.as_ref().map_or(0, |m| m.len());
+            let mtime = meta
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| d.as_secs() as i64);
+            open_reader(found, Box::new(f), len, mtime, limits, budget)
         }
-    };
+        Err(e) => vec![Input::unread(
+            found.display.clone(),
+            found.host.clone(),
+            0,
+            None,
+            vec![format!("cannot open: {e}")],
+        )],
+    }
+}
+
+/// Opens the content of `found` from `reader`, whose size was `len` bytes when it was opened
+/// (the part of [`open`] after the file is opened; a test can hand it any reader). Plain text of
+/// at least [`STREAM_PLAIN_THRESHOLD`] bytes becomes a streamed input; anything else is read into
+/// memory (at most the member cap) and expanded. A source that ends before `len` bytes (a file
+/// that shrank while being read) gets a warning with both sizes; what was read is analyzed.
+pub fn open_reader(
+    found: &Found,
+    mut reader: Box<dyn Read + Send>,
+    len: u64,
+    mtime: Option<i64>,
+    limits: &Limits,
+    budget: &std::sync::atomic::AtomicU64,
+) -> Vec<Input> {
+    let mut warnings = Vec::new();
+    // the first bytes tell whether this is plain text (a tar header needs 262)
+    let mut head = Vec::with_capacity(512);
+    if let Err(e) = (&mut reader).take(512).read_to_end(&mut head) {
+        warnings.push(format!("read error after {} bytes: {e}", head.len()));
+    }
+    let plain = container::sniff(&head) == container::Magic::Plain
+        && !head.starts_with(&[0xff, 0xfe])
+        && !head.starts_with(&[0xfe, 0xff]);
+    if plain && len >= STREAM_PLAIN_THRESHOLD && warnings.is_empty() {
+        let rest = std::io::Cursor::new(head).chain(reader);
+        let mut stream = container::Stream::new(
+            Box::new(rest),
+            len,
+            Limits {
+                max_ratio: u64::MAX,
+                ..*limits
+            },
+        );
+        stream.expect_len(len);
+        let mut first = Vec::new();
+        stream.fill(&mut first, container::STREAM_HEAD);
+        return vec![Input {
+            path: found.display.clone(),
+            host_hint: found.host.clone(),
+            bytes: Bytes::Owned(first),
+            disk_bytes: len,
+            mtime,
+            warnings,
+            stream: Some(stream),
+        }];
+    }
+    let mut v = head;
+    if warnings.is_empty() {
+        v.reserve(
+            len.min(limits.max_member_bytes)
+                .saturating_sub(v.len() as u64) as usize,
+        );
+        let room = limits.max_member_bytes.saturating_sub(v.len() as u64);
+        if let Err(e) = (&mut reader).take(room).read_to_end(&mut v) {
+            warnings.push(format!("read error after {} bytes: {e}", v.len()));
+        }
+    }
+    let got = v.len() as u64;
+    if got < len && got < limits.max_member_bytes {
+        warnings.push(format!(
+            "file shrank while being read: {got} of {len} bytes; the part read is analyzed"
+        ));
+    } else if got >= limits.max_member_bytes && len > limits.max_member_bytes {
+        warnings.push(format!(
+            "file larger than the member cap of {} bytes: the first {got} of {len} bytes are analyzed",
+            limits.max_member_bytes
+        ));
+    }
     let mut out = Vec::new();
     container::expand(
         found.display.clone(),
         found.host.clone(),
-        bytes,
-        disk,
+        Bytes::Owned(v),
+        len,
         mtime,
         warnings,
         limits,

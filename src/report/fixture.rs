@@ -30,6 +30,7 @@ pub fn event(n: usize, host: String, sev: &'static str) -> EventJson {
         uptime_s: None,
         details: BTreeMap::new(),
         also_seen: vec![],
+        suppressed: 0,
     }
 }
 
@@ -69,6 +70,7 @@ pub fn crowded() -> Report {
             actions: vec![],
             events: events.iter().map(|e| e.id.clone()).collect(),
             consequences: BTreeMap::new(),
+            counts: BTreeMap::new(),
             missing_data: vec![],
             slowdown: None,
         }],
@@ -81,5 +83,6 @@ pub fn crowded() -> Report {
         gpus: vec![],
         job: None,
         notes: vec![],
+        accounting: Default::default(),
     }
 }

@@ -33,10 +33,21 @@ pub struct InputJson {
     pub lines: u64,
     /// Lines understood.
     pub lines_recognized: u64,
-    /// Events found.
-    pub events: usize,
+    /// Events found: occurrences, those past the events cap included.
+    pub events: u64,
+    /// Of `events`, the occurrences past the events cap (counted, not kept in `events` of the
+    /// report).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub events_suppressed: u64,
+    /// Lines no reader understood (`lines - lines_recognized`; they were still searched for
+    /// anchors).
+    pub lines_unrecognized: u64,
     /// Warnings.
     pub warnings: Vec<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Evidence location.
@@ -93,6 +104,10 @@ pub struct EventJson {
     /// Other places the same event was seen.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub also_seen: Vec<SourceJson>,
+    /// Further occurrences (same input, host, kind, code, GPU and rank) past the events cap that
+    /// this event stands for: counted, not listed.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub suppressed: u64,
 }
 
 /// Root cause of an incident.
@@ -151,7 +166,9 @@ pub struct IncidentJson {
     pub events: Vec<String>,
     /// Consequence counts by kind.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub consequences: BTreeMap<String, usize>,
+    pub consequences: BTreeMap<String, u64>,
+    /// Occurrences by `kind` or `kind:code` (exact: those past the events cap included).
+    pub counts: BTreeMap<String, u64>,
     /// What data would settle the cause.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub missing_data: Vec<String>,
@@ -353,6 +370,147 @@ pub struct Report {
     /// Warnings not tied to one input, and clock notes.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// What was read, recognized and skipped, over all inputs.
+    pub accounting: AccountingJson,
+}
+
+/// The accounting of a whole analysis: lines, events, and what was skipped and why.
+#[derive(Serialize, Clone, Debug, Default)]
+pub struct AccountingJson {
+    /// Inputs (files and archive members).
+    pub inputs: usize,
+    /// Bytes read (decompressed sizes for containers).
+    pub bytes: u64,
+    /// Lines read.
+    pub lines: u64,
+    /// Lines a reader understood.
+    pub lines_recognized: u64,
+    /// Lines no reader understood (`lines - lines_recognized`; still searched for anchors).
+    pub lines_unrecognized: u64,
+    /// Event occurrences (exact, those past the events cap included).
+    pub events: u64,
+    /// Of `events`, those past the events cap: counted, not listed.
+    pub events_suppressed: u64,
+    /// What was skipped or read only in part, and why: one entry per reason, with a count.
+    pub skipped: Vec<String>,
+    /// One line: the counts above and the skipped reasons.
+    pub summary: String,
+}
+
+/// Why an input's warning means something was skipped or read only in part (`None`: nothing was
+/// skipped, e.g. a decoding note).
+fn skip_reason(w: &str) -> Option<&'static str> {
+    let table: [(&str, &'static str); 16] = [
+        (
+            "not a regular file",
+            "not a regular file (FIFO, socket or device)",
+        ),
+        ("symlink loop", "symbolic-link loop not followed"),
+        ("folder nesting deeper", "folder nesting too deep"),
+        ("cannot list folder", "folder not readable"),
+        ("cannot open", "file not readable"),
+        ("cannot read", "path not readable"),
+        ("cannot resolve", "path not resolvable"),
+        (
+            "shrank while being read",
+            "file shrank while being read (the part read is analyzed)",
+        ),
+        (
+            "corrupt or truncated",
+            "corrupt or truncated stream (the part before is analyzed)",
+        ),
+        (
+            "corrupt header",
+            "corrupt tar header (the entries after it are not read)",
+        ),
+        (
+            "expansion ratio passed",
+            "expansion ratio cap (decompression bomb?)",
+        ),
+        ("passed the cap", "size cap reached (the rest is not read)"),
+        (
+            "larger than the member cap",
+            "size cap reached (the rest is not read)",
+        ),
+        (
+            "nested containers deeper",
+            "containers nested past the depth cap, not opened",
+        ),
+        (
+            "link entry skipped",
+            "link entries inside archives, never followed",
+        ),
+        ("is not supported", "unsupported compression"),
+    ];
+    if let Some((_, why)) = table.iter().find(|(k, _)| w.contains(k)) {
+        return Some(why);
+    }
+    if w.contains("binary systemd journal") {
+        return Some("binary journal, not parsed");
+    }
+    if w.contains("cannot read entries") || w.contains("cannot start decoding") {
+        return Some("container not decodable");
+    }
+    if w.contains("line(s) longer than") {
+        return Some("over-long lines cut for recognizers (still searched for anchors)");
+    }
+    None
+}
+
+fn accounting(a: &Analysis, inputs: &[InputJson]) -> AccountingJson {
+    let mut acc = AccountingJson {
+        inputs: inputs.len(),
+        ..AccountingJson::default()
+    };
+    for i in inputs {
+        acc.bytes += i.bytes;
+        acc.lines += i.lines;
+        acc.lines_recognized += i.lines_recognized;
+        acc.lines_unrecognized += i.lines_unrecognized;
+        acc.events += i.events;
+        acc.events_suppressed += i.events_suppressed;
+    }
+    let mut reasons: BTreeMap<&'static str, usize> = BTreeMap::new();
+    for w in &a.warnings {
+        if let Some(r) = skip_reason(w) {
+            *reasons.entry(r).or_default() += 1;
+        }
+    }
+    for i in inputs {
+        let mine: std::collections::BTreeSet<&'static str> =
+            i.warnings.iter().filter_map(|w| skip_reason(w)).collect();
+        for r in mine {
+            *reasons.entry(r).or_default() += 1;
+        }
+    }
+    let unread = a
+        .inputs
+        .iter()
+        .filter(|i| i.bytes == 0 && !i.warnings.is_empty())
+        .count();
+    if unread > 0 {
+        acc.skipped
+            .push(format!("{unread} input(s): nothing could be read"));
+    }
+    for (r, n) in reasons {
+        acc.skipped.push(format!("{n} path(s) or input(s): {r}"));
+    }
+    if acc.events_suppressed > 0 {
+        acc.skipped.push(format!(
+            "{} event occurrence(s) past the per-kind cap: counted, not listed",
+            acc.events_suppressed
+        ));
+    }
+    let skipped = if acc.skipped.is_empty() {
+        "nothing skipped".to_string()
+    } else {
+        format!("skipped: {}", acc.skipped.join("; "))
+    };
+    acc.summary = format!(
+        "{} input(s), {} bytes, {} lines = {} recognized + {} not recognized by any reader (still searched for anchors), {} event occurrence(s); {skipped}",
+        acc.inputs, acc.bytes, acc.lines, acc.lines_recognized, acc.lines_unrecognized, acc.events
+    );
+    acc
 }
 
 fn event_json(e: &Event, catalog: &Catalog) -> EventJson {
@@ -384,18 +542,21 @@ fn event_json(e: &Event, catalog: &Catalog) -> EventJson {
                 line: s.line,
             })
             .collect(),
+        suppressed: e.suppressed,
     }
 }
 
 /// Builds the report value.
 pub fn build(a: &Analysis, catalog: &Catalog) -> Report {
-    let mut per_input = vec![0usize; a.inputs.len()];
+    // occurrences per input: (all, past the cap)
+    let mut per_input = vec![(0u64, 0u64); a.inputs.len()];
     for e in &a.events {
         if let Some(c) = per_input.get_mut(e.input) {
-            *c += 1;
+            c.0 += e.weight();
+            c.1 += e.suppressed;
         }
     }
-    let inputs = a
+    let inputs: Vec<InputJson> = a
         .inputs
         .iter()
         .map(|r| InputJson {
@@ -405,7 +566,9 @@ pub fn build(a: &Analysis, catalog: &Catalog) -> Report {
             bytes: r.bytes,
             lines: r.lines,
             lines_recognized: r.lines_recognized,
-            events: per_input[r.index],
+            events: per_input.get(r.index).map_or(0, |c| c.0),
+            events_suppressed: per_input.get(r.index).map_or(0, |c| c.1),
+            lines_unrecognized: r.lines.saturating_sub(r.lines_recognized),
             warnings: r.warnings.clone(),
         })
         .collect();
@@ -464,6 +627,7 @@ pub fn build(a: &Analysis, catalog: &Catalog) -> Report {
                 actions: inc.actions.clone(),
                 events: inc.events.iter().map(|&i| a.events[i].id.clone()).collect(),
                 consequences: inc.consequences.clone(),
+                counts: inc.counts.clone(),
                 missing_data: inc.missing.clone(),
                 slowdown: inc.slowdown.as_ref().map(slowdown_json),
             }
@@ -510,6 +674,7 @@ pub fn build(a: &Analysis, catalog: &Catalog) -> Report {
     let gpus = gpus(a, &suspects);
     let mut notes: Vec<String> = a.warnings.clone();
     notes.extend(a.notes.iter().cloned());
+    let accounting = accounting(a, &inputs);
     Report {
         schema: "faultline/report/v1",
         tool: Tool {
@@ -524,6 +689,7 @@ pub fn build(a: &Analysis, catalog: &Catalog) -> Report {
         gpus,
         job,
         notes,
+        accounting,
     }
 }
 

@@ -343,8 +343,8 @@ pub struct Step<'a> {
 pub struct Followed<'a> {
     /// Event kind (`nccl_timeout`, `process_exit`, …).
     pub kind: &'a str,
-    /// How many.
-    pub count: usize,
+    /// How many (occurrences past the events cap included).
+    pub count: u64,
     /// Time of the first and of the last of them ([`when`]), when the incident lists them.
     pub span: Option<(String, String)>,
     /// On how many hosts.

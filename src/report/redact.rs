@@ -4,6 +4,7 @@
 
 use regex::{Captures, Regex};
 use std::collections::BTreeSet;
+use std::sync::OnceLock;
 
 /// Replaces identifying values in report text.
 pub struct Redactor {
@@ -51,21 +52,38 @@ impl Redactor {
             Regex::new(&format!(r"\b(?:{})(?:\.[A-Za-z0-9-]+)*\b", alt.join("|")))
                 .expect("escaped names")
         });
+        // the fixed patterns are compiled once per process (a fleet scan builds one redactor per
+        // bundle); a clone of a compiled regex shares it
+        static FIXED: OnceLock<[Regex; 7]> = OnceLock::new();
+        let [ipv4, mac, home, user, secret, uuid, serial] = FIXED
+            .get_or_init(|| {
+                [
+                    Regex::new(r"\b\d{1,3}(?:\.\d{1,3}){3}\b").expect("static"),
+                    Regex::new(r"\b[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){5}\b").expect("static"),
+                    Regex::new(r"/(home|Users)/([A-Za-z0-9._-]+)").expect("static"),
+                    Regex::new(r"\b(for user|user=|User=|by user|USER=)\s?([A-Za-z0-9._-]+)")
+                        .expect("static"),
+                    Regex::new(
+                        // the value stops at a quote or backslash so that a JSON string keeps its end
+                        r#"(?i)\b(token|password|passwd|secret|api[_-]?key|authorization)(\s*[=:]\s*)([^\s"\\]+)"#,
+                    )
+                    .expect("static"),
+                    Regex::new(r"GPU-[0-9a-fA-F]{8}-[0-9a-fA-F-]{27}").expect("static"),
+                    Regex::new(r"(?i)(serial(?: number)?(?: is)?\W{0,6})(\d{6,})")
+                        .expect("static"),
+                ]
+            })
+            .clone();
         Redactor {
             hosts,
             serials,
-            ipv4: Regex::new(r"\b\d{1,3}(?:\.\d{1,3}){3}\b").expect("static"),
-            mac: Regex::new(r"\b[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){5}\b").expect("static"),
-            home: Regex::new(r"/(home|Users)/([A-Za-z0-9._-]+)").expect("static"),
-            user: Regex::new(r"\b(for user|user=|User=|by user|USER=)\s?([A-Za-z0-9._-]+)")
-                .expect("static"),
-            secret: Regex::new(
-                // the value stops at a quote or backslash so that a JSON string keeps its end
-                r#"(?i)\b(token|password|passwd|secret|api[_-]?key|authorization)(\s*[=:]\s*)([^\s"\\]+)"#,
-            )
-            .expect("static"),
-            uuid: Regex::new(r"GPU-[0-9a-fA-F]{8}-[0-9a-fA-F-]{27}").expect("static"),
-            serial: Regex::new(r"(?i)(serial(?: number)?(?: is)?\W{0,6})(\d{6,})").expect("static"),
+            ipv4,
+            mac,
+            home,
+            user,
+            secret,
+            uuid,
+            serial,
             serial_values: None,
         }
     }

@@ -81,6 +81,7 @@ pub fn render(r: &Report) -> String {
     for n in &r.notes {
         let _ = writeln!(o, "  note: {n}");
     }
+    let _ = writeln!(o, "  accounting: {}", r.accounting.summary);
     let _ = writeln!(o);
     let relevant: Vec<_> = r.events.iter().filter(|e| e.severity != "info").collect();
     let _ = writeln!(

@@ -5,10 +5,12 @@ use crate::events::{RecognizerSet, Record};
 use crate::formats::journal::json_entry;
 use crate::model::{LineStamp, WallStamp};
 
-/// Scans a JSON-lines journal export.
-pub fn scan(buf: &[u8], set: &RecognizerSet) -> ScanOutput {
+/// Scans a JSON-lines journal export; at most `cap` events per host, kind, code, GPU and rank are
+/// kept (the others are counted, see [`super::cap_by_key`]).
+pub fn scan(buf: &[u8], set: &RecognizerSet, cap: u64) -> ScanOutput {
     let mut out = ScanOutput::default();
     let mut boot: Option<String> = None;
+    let mut next_cap = cap.saturating_mul(2).max(4096);
     if buf.is_empty() {
         return out;
     }
@@ -76,6 +78,7 @@ pub fn scan(buf: &[u8], set: &RecognizerSet) -> ScanOutput {
                     .into_owned(),
                 body: msg.chars().take(super::MAX_MESSAGE_BYTES).collect(),
                 draft: d,
+                suppressed: 0,
             };
             if loc.draft.attach_to.is_some() {
                 out.attachments.push(loc);
@@ -83,6 +86,13 @@ pub fn scan(buf: &[u8], set: &RecognizerSet) -> ScanOutput {
                 out.events.push(loc);
             }
         }
+        let held = (out.events.len() + out.attachments.len()) as u64;
+        if held >= next_cap {
+            out.cap(cap);
+            let after = (out.events.len() + out.attachments.len()) as u64;
+            next_cap = after.saturating_mul(2).max(next_cap);
+        }
     }
+    out.cap(cap);
     out
 }

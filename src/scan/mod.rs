@@ -1,7 +1,10 @@
 //! The per-byte stage: split a buffer into newline-aligned chunks, count lines, find candidate
 //! lines with the anchor automaton, and run the owning recognizers on those lines only.
 
+mod cap;
 pub mod journal_json;
+
+pub use cap::{cap_by_key, DEFAULT_EVENTS_PER_KIND};
 
 use crate::events::{Draft, RecognizerSet, Record};
 use crate::formats::record::Scope;
@@ -33,6 +36,9 @@ pub struct Located {
     pub message: String,
     /// Message after the prefix.
     pub body: String,
+    /// Further occurrences of this event (same host, kind, code, GPU and rank) past the events
+    /// cap: counted here, not kept (see [`cap_by_key`]).
+    pub suppressed: u64,
 }
 
 /// What scanning one buffer produced.
@@ -119,10 +125,13 @@ fn is_continuation(line: &[u8]) -> bool {
         && parse_head(line).prefix.is_none()
 }
 
-/// Scans a whole buffer; uses rayon over chunks when it is large and `parallel` is set.
-pub fn scan_buffer(buf: &[u8], set: &RecognizerSet, parallel: bool) -> ScanOutput {
+/// Scans a whole buffer; uses rayon over chunks when it is large and `parallel` is set. At most
+/// `cap` events (and attachments) per host, kind, code, GPU and rank are kept; the others are
+/// counted in the `suppressed` field of the last one kept. Progress samples are not capped but
+/// thinned (see [`ScanOutput::thin_progress`]).
+pub fn scan_buffer(buf: &[u8], set: &RecognizerSet, parallel: bool, cap: u64) -> ScanOutput {
     if !parallel || buf.len() <= CHUNK_BYTES * 2 {
-        return scan_chunk(buf, 0, buf.len(), set);
+        return scan_chunk(buf, 0, buf.len(), set, cap);
     }
     let mut bounds = vec![0usize];
     let mut pos = CHUNK_BYTES;
@@ -138,24 +147,54 @@ pub fn scan_buffer(buf: &[u8], set: &RecognizerSet, parallel: bool) -> ScanOutpu
     if *bounds.last().unwrap_or(&0) < buf.len() {
         bounds.push(buf.len());
     }
-    // each chunk keeps its share of the progress samples, so the parts held at once stay bounded
+    // each chunk keeps its share of the progress samples, and a few chunks run at a time, capped
+    // as they are appended, so that memory stays bounded
     let share = (MAX_PROGRESS_SAMPLES / bounds.len().max(1)).max(500);
-    let parts: Vec<ScanOutput> = bounds
-        .par_windows(2)
-        .map(|w| {
-            let mut part = scan_chunk(buf, w[0], w[1], set);
-            part.thin_progress_to(share);
-            part
-        })
-        .collect();
+    let windows: Vec<(usize, usize)> = bounds.windows(2).map(|w| (w[0], w[1])).collect();
     let mut out = ScanOutput::default();
-    for p in parts {
-        out.append(p);
+    for batch in windows.chunks(rayon::current_num_threads().max(1) * 2) {
+        let parts: Vec<ScanOutput> = batch
+            .par_iter()
+            .map(|&(s, e)| {
+                let mut part = scan_chunk(buf, s, e, set, cap);
+                part.thin_progress_to(share);
+                part
+            })
+            .collect();
+        for p in parts {
+            out.append(p);
+            out.cap(cap);
+        }
     }
     out
 }
 
 impl ScanOutput {
+    /// Applies the events cap ([`cap_by_key`]) to the events (progress samples aside) and the
+    /// attachments.
+    pub fn cap(&mut self, cap: u64) {
+        if self.events.iter().any(|e| e.draft.kind == "progress") {
+            // progress samples have their own thinning; the rest keep their order around them
+            let all = std::mem::take(&mut self.events);
+            let (progress, mut rest): (Vec<Located>, Vec<Located>) =
+                all.into_iter().partition(|e| e.draft.kind == "progress");
+            cap_by_key(&mut rest, cap, cap::located_key, |l| &mut l.suppressed);
+            self.events = merge_by_line(rest, progress);
+        } else {
+            cap_by_key(&mut self.events, cap, cap::located_key, |l| {
+                &mut l.suppressed
+            });
+        }
+        cap_by_key(&mut self.attachments, cap, cap::located_key, |l| {
+            &mut l.suppressed
+        });
+    }
+
+    /// Total occurrences past the cap, over all events.
+    pub fn suppressed(&self) -> u64 {
+        self.events.iter().map(|e| e.suppressed).sum()
+    }
+
     /// Appends the output of the text that follows this one (line numbers shift by our lines).
     pub fn append(&mut self, mut p: ScanOutput) {
         let base = self.lines;
@@ -244,8 +283,30 @@ const CHUNK_PROGRESS_SAMPLES: usize = 8192;
 /// The most trainer progress samples kept per input (see [`ScanOutput::thin_progress`]).
 pub const MAX_PROGRESS_SAMPLES: usize = 20_000;
 
-/// Scans `buf[start..end]` (newline aligned); line numbers are relative to `start`.
-pub fn scan_chunk(buf: &[u8], start: usize, end: usize, set: &RecognizerSet) -> ScanOutput {
+/// Merges two lists of located events that are each in line order into one in line order (on a
+/// tie, `a` first).
+fn merge_by_line(a: Vec<Located>, b: Vec<Located>) -> Vec<Located> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let mut b = b.into_iter().peekable();
+    for x in a {
+        while b.peek().is_some_and(|y| y.line < x.line) {
+            out.extend(b.next());
+        }
+        out.push(x);
+    }
+    out.extend(b);
+    out
+}
+
+/// Scans `buf[start..end]` (newline aligned); line numbers are relative to `start`; at most `cap`
+/// events per host, kind, code, GPU and rank are kept (the cap is applied as events accumulate).
+pub fn scan_chunk(
+    buf: &[u8],
+    start: usize,
+    end: usize,
+    set: &RecognizerSet,
+    cap: u64,
+) -> ScanOutput {
     let mut out = ScanOutput::default();
     let region = &buf[start..end];
     // Pass 1: the prefilter finds the candidate positions (few) in the whole region.
@@ -290,6 +351,7 @@ pub fn scan_chunk(buf: &[u8], start: usize, end: usize, set: &RecognizerSet) -> 
     // Pass 3: recognizers on the candidate lines.
     let mut event_lines = 0u64;
     let mut record_end = 0usize;
+    let mut next_cap = cap.saturating_mul(2).max(4096);
     for (ls, le, no) in candidates {
         // a hit inside the continuation lines of the record just read belongs to that record
         if ls < record_end {
@@ -298,7 +360,14 @@ pub fn scan_chunk(buf: &[u8], start: usize, end: usize, set: &RecognizerSet) -> 
         let (gave, end) = candidate(buf, ls, le, no, set, &mut out);
         event_lines += gave as u64;
         record_end = end;
+        let held = (out.events.len() + out.attachments.len()) as u64;
+        if held >= next_cap {
+            out.cap(cap);
+            let after = (out.events.len() + out.attachments.len()) as u64;
+            next_cap = after.saturating_mul(2).max(next_cap);
+        }
     }
+    out.cap(cap);
     // event lines whose prefix was not understood still count as recognized
     out.recognized = (out.recognized + event_lines).min(out.lines);
     out.thin_progress();
@@ -479,6 +548,7 @@ fn candidate(
             message,
             body,
             draft: d,
+            suppressed: 0,
         };
         if loc.draft.attach_to.is_some() {
             out.attachments.push(loc);

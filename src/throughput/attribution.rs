@@ -258,6 +258,7 @@ pub fn incidents(
             gpus: Vec::new(),
             ranks: s.rank.into_iter().collect(),
             consequences: Default::default(),
+            counts: Default::default(),
             severity: Severity::Warning,
             missing: missing_data(&s, inputs, events),
             slowdown: None,
@@ -272,7 +273,12 @@ pub fn incidents(
                 inc.actions = best.cause.actions.clone();
                 inc.summary = format!(
                     "{summary}; most likely because {} ({}:{})",
-                    render(&best.cause.summary, e, best.events.len(), catalog),
+                    render(
+                        &best.cause.summary,
+                        e,
+                        weight(events, &best.events),
+                        catalog
+                    ),
                     e.source.path,
                     e.source.line
                 );
@@ -294,7 +300,7 @@ pub fn incidents(
                         confidence: c.confidence.min(inc.confidence - 0.05).max(0.05),
                         summary: format!(
                             "{} ({}:{})",
-                            render(&c.cause.summary, e, c.events.len(), catalog),
+                            render(&c.cause.summary, e, weight(events, &c.events), catalog),
                             e.source.path,
                             e.source.line
                         ),
@@ -326,9 +332,22 @@ pub fn incidents(
         }
         inc.gpus = gpus.into_iter().collect();
         inc.hosts = hosts.into_iter().collect();
+        for &i in &members {
+            let e = &events[i];
+            let key = match e.code {
+                Some(c) => format!("{}:{c}", e.kind),
+                None => e.kind.clone(),
+            };
+            *inc.counts.entry(key).or_default() += e.weight();
+        }
         inc.events = members.into_iter().collect();
         inc.slowdown = Some(s);
         out.push(inc);
     }
     out
+}
+
+/// Occurrences the events at `idx` stand for, those past the events cap included.
+fn weight(events: &[Event], idx: &[usize]) -> u64 {
+    idx.iter().map(|&i| events[i].weight()).sum()
 }

@@ -206,6 +206,7 @@ pub fn drop_event(s: &Slowdown) -> Event {
         attrs,
         also_seen: Vec::new(),
         bmc: false,
+        suppressed: 0,
     }
 }
 

@@ -8,6 +8,10 @@ use std::collections::BTreeMap;
 /// Host, kind, code, GPU and message text of an event.
 type DedupeKey = (Option<String>, String, Option<i64>, Option<String>, String);
 
+/// Other places kept per event (a line repeated thousands of times within two seconds would
+/// otherwise list them all).
+pub const MAX_ALSO_SEEN: usize = 64;
+
 /// Drops the copies of one event seen through two routes (kern.log and journal, dmesg section and
 /// syslog grep): same host, kind, code, GPU and text within two seconds; the copy's place is kept.
 pub(super) fn dedupe(events: Vec<Event>) -> Vec<Event> {
@@ -30,7 +34,7 @@ pub(super) fn dedupe(events: Vec<Event>) -> Vec<Event> {
                 }
                 let same_time = match (o.time_us, e.time_us) {
                     (Some(a), Some(b)) => {
-                        (a - b).abs() <= 2_000_000
+                        a.abs_diff(b) <= 2_000_000
                             && (o.uptime_us.is_none()
                                 || e.uptime_us.is_none()
                                 || o.uptime_us.unwrap().abs_diff(e.uptime_us.unwrap()) <= 2_000)
@@ -47,7 +51,13 @@ pub(super) fn dedupe(events: Vec<Event>) -> Vec<Event> {
             }
         }
         match dup_of {
-            Some(i) => out[i].also_seen.push(e.source.clone()),
+            Some(i) => {
+                // the same occurrences seen through another route: not counted twice
+                out[i].suppressed = out[i].suppressed.max(e.suppressed);
+                if out[i].also_seen.len() < MAX_ALSO_SEEN {
+                    out[i].also_seen.push(e.source.clone());
+                }
+            }
             None => {
                 index.entry(key).or_default().push(out.len());
                 out.push(e);

@@ -63,6 +63,15 @@ pub struct Event {
     pub also_seen: Vec<SourceRef>,
     /// Seen by the server's management controller (its times are on the BMC's clock).
     pub bmc: bool,
+    /// Further occurrences past the events cap that this event stands for (counted, not kept).
+    pub suppressed: u64,
+}
+
+impl Event {
+    /// How many occurrences this event stands for: itself and those past the cap.
+    pub fn weight(&self) -> u64 {
+        1 + self.suppressed
+    }
 }
 
 /// Result of the timeline stage.
@@ -86,7 +95,10 @@ fn wall_us(e: &RawEvent, year: i32, tz: i32) -> Option<(i64, bool)> {
     }
     let zoned = w.offset.is_some();
     secs -= w.offset.unwrap_or(tz) as i64;
-    Some((secs * 1_000_000 + w.micros as i64, zoned))
+    // a date past year 9999 (or before year -9999) is not taken as a time
+    let us = secs.checked_mul(1_000_000)?.checked_add(w.micros as i64)?;
+    let max = crate::formats::time::MAX_WALL_US;
+    (-max..=max).contains(&us).then_some((us, zoned))
 }
 
 fn year_of(secs: i64) -> i32 {
@@ -168,6 +180,9 @@ pub fn short_host(h: &str) -> String {
         h.split('.').next().unwrap_or(h).to_string()
     }
 }
+
+/// A step back of the wall clock between two events of one input larger than this is reported.
+const BACKWARDS_US: i64 = 60 * 1_000_000;
 
 /// Builds the timeline from all inputs.
 pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
@@ -258,7 +273,9 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
         let tz_known = opts.tz_offset.is_some() || host_tz.contains_key(&host);
         let mut v = Vec::with_capacity(r.events.len());
         for (e, roll) in r.events.iter().zip(rolls) {
-            let year = opts.year.unwrap_or(base + roll);
+            // --year is the year the input starts in: a New Year crossed inside it still moves
+            // the later lines to the next year
+            let year = opts.year.map_or(base + roll, |y| y + roll);
             // a BMC's clock is its own: the zone its other records name, else the host's; only
             // `--tz` makes a zone-less BMC time exact
             let (tz, tz_known) = if e.bmc {
@@ -302,6 +319,32 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
             Some(off) => format!("{h}: BMC times without a zone are read in the zone of the BMC's own records (UTC{}); the BMC clock is not checked against the host's", offset_text(off)),
             None => format!("{h}: BMC times without a zone are read in the host's zone (--tz sets it); the BMC clock is not checked against the host's"),
         });
+    }
+    // Clocks that went backwards inside one input (a clock step, a restored snapshot, lines
+    // merged out of order): said once per input, with the first place and how many times; the
+    // timeline orders by time whatever the line order.
+    for (r, pv) in results.iter_mut().zip(&pend) {
+        let mut prev: Option<(i64, u64)> = None;
+        let mut first: Option<(u64, i64, u64)> = None;
+        let mut times = 0u64;
+        for (e, p) in r.events.iter().zip(pv) {
+            if e.borrowed_time || e.stamp.wall.is_none() {
+                continue;
+            }
+            let Some(t) = p.time_us else { continue };
+            if let Some((pt, pl)) = prev {
+                if t + BACKWARDS_US < pt {
+                    times += 1;
+                    first.get_or_insert((e.line, (pt - t) / 1_000_000, pl));
+                }
+            }
+            prev = Some((t, e.line));
+        }
+        if let Some((line, back, from)) = first {
+            r.warnings.push(format!(
+                "clock went backwards {times} time(s): first at line {line}, {back} s earlier than line {from}; events are ordered by time"
+            ));
+        }
     }
     // Anchors: (host, body) → offset (wall - mono) from events carrying both.
     let mut anchors: BTreeMap<(String, String), Vec<(u64, i64)>> = BTreeMap::new();
@@ -458,6 +501,7 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
                 attrs: e.attrs,
                 also_seen: Vec::new(),
                 bmc: e.bmc,
+                suppressed: e.suppressed,
             });
         }
         merge_attachments(&mut events, r.index, &attachments);
@@ -502,14 +546,17 @@ fn merge_attachments(events: &mut [Event], input: usize, attachments: &[RawEvent
 }
 
 /// Timed events by time (stable: input order for ties), then events with only an uptime (by host,
-/// boot, uptime), then events with no time in input order.
+/// boot, uptime: an uptime that went back to zero starts a later boot), then events with no time
+/// in input order.
 fn order(mut events: Vec<Event>) -> Vec<Event> {
     events.sort_by(|a, b| {
+        // uptimes restart at each boot: order by boot before uptime
         let ka = (
             a.time_us.is_none(),
             a.time_us,
             a.uptime_us.is_none(),
             a.host.clone(),
+            a.boot,
             a.uptime_us,
             a.input,
             a.source.line,
@@ -519,6 +566,7 @@ fn order(mut events: Vec<Event>) -> Vec<Event> {
             b.time_us,
             b.uptime_us.is_none(),
             b.host.clone(),
+            b.boot,
             b.uptime_us,
             b.input,
             b.source.line,

@@ -170,6 +170,7 @@ pub(super) fn inputs(m: Md, r: &Report, o: &mut String) {
         let _ = writeln!(o, "{}", row(&cells));
     }
     let _ = writeln!(o);
+    let _ = writeln!(o, "Accounting: {}\n", m.text(&r.accounting.summary));
     if !r.notes.is_empty() {
         let _ = writeln!(o, "**Notes:**\n");
         for n in &r.notes {
