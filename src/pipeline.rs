@@ -359,6 +359,12 @@ pub fn process(
             format = Format::Trainer;
         }
     }
+    if input.bytes.shrunk() {
+        warnings.push(format!(
+            "file shrank while being read: it was {} bytes when mapped; the part past its new end read as NUL bytes, the part before is analyzed",
+            buf.len()
+        ));
+    }
     let mut events = classify(index, out.events, catalog);
     events.extend(extra);
     events.sort_by_key(|e| e.line);

@@ -424,6 +424,73 @@ fn a_file_that_shrinks_while_being_read_is_analyzed_up_to_where_it_ends() {
     }
 }
 
+/// A large plain file is memory-mapped; truncated by another process after it was mapped, the
+/// pages past its new end read as NUL bytes instead of killing the process with SIGBUS.
+#[cfg(unix)]
+#[test]
+fn a_mapped_file_truncated_under_the_scan_is_a_warning_not_a_crash() {
+    use faultline::input::{open, Bytes, Found, Limits};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kern.log");
+    let mut text = String::from("[    0.000000] Linux version 6.1\n");
+    let filler = "[    1.000000] systemd[1]: Started Session 4 of user root.\n";
+    while text.len() < 3 << 20 {
+        text.push_str(filler);
+    }
+    let mut f = std::fs::File::create(&path).unwrap();
+    f.write_all(text.as_bytes()).unwrap();
+    f.write_all(XID79.as_bytes()).unwrap();
+    f.sync_all().unwrap();
+    drop(f);
+    let found = Found {
+        path: path.clone(),
+        display: "kern.log".into(),
+        host: None,
+    };
+    let budget = std::sync::atomic::AtomicU64::new(0);
+    let inputs = open(&found, &Limits::default(), &budget);
+    assert_eq!(inputs.len(), 1);
+    assert!(
+        matches!(inputs[0].bytes, Bytes::Mapped(_)),
+        "a plain file of 3 MiB is mapped"
+    );
+    // the log is rotated (truncated in place) after faultline mapped it
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(1 << 20)
+        .unwrap();
+    let k = faultline::Knowledge::load(&[]).unwrap();
+    let a = faultline::analyze_inputs(inputs, Vec::new(), &faultline::Options::default(), &k);
+    let rep = faultline::report::json::build(&a, &k.catalog);
+    let r: serde_json::Value =
+        serde_json::from_str(&faultline::report::json::to_string(&rep)).expect("valid JSON");
+    let w = warnings_of(&r, "kern.log");
+    assert!(
+        w.contains(&format!(
+            "file shrank while being read: it was {} bytes when mapped",
+            text.len() + XID79.len()
+        )),
+        "{w}"
+    );
+    // the Xid sat past the new end: gone with the truncated part, not made up from zeros
+    assert!(events_of(&r, "xid").is_empty());
+    let lines = input(&r, "kern.log")["lines"].as_u64().unwrap();
+    assert!(
+        lines > 10_000,
+        "the part before the new end is counted: {lines}"
+    );
+    assert!(
+        r["accounting"]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("file shrank while being read"),
+        "{}",
+        r["accounting"]
+    );
+}
+
 #[cfg(unix)]
 #[test]
 fn sockets_and_symlink_loops_in_a_folder_are_skipped_with_a_note() {

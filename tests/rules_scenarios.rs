@@ -337,6 +337,46 @@ const SCENARIOS: &[Scenario] = &[
         instead: Instead::Rule("preemption"),
     },
     Scenario {
+        rule: "k8s-device-plugin-xid",
+        layer: "hardware",
+        responsibility: "operator",
+        positive: &[("node-a/device-plugin.log", DEVICE_PLUGIN_XID79)],
+        // with the kernel's own Xid line, the kernel line names the fault
+        near_miss: &[
+            ("node-a/device-plugin.log", DEVICE_PLUGIN_XID79),
+            ("node-a/kern.log", XID79),
+        ],
+        instead: Instead::Rule("gpu-fell-off-bus"),
+    },
+    Scenario {
+        rule: "k8s-gpu-operator-validation",
+        layer: "driver_stack",
+        responsibility: "operator",
+        positive: &[("node-a/validator.log", VALIDATOR_DRIVER_FAILED)],
+        near_miss: &[("node-a/validator.log", VALIDATOR_OK)],
+        instead: Instead::Nothing,
+    },
+    Scenario {
+        rule: "k8s-gpu-unallocatable",
+        layer: "platform",
+        responsibility: "operator",
+        positive: &[("node-a/kubelet.log", KUBELET_ALLOC_FAILED)],
+        // the device plugin's word that names the Xid behind the missing GPU comes first
+        near_miss: &[
+            ("node-a/kubelet.log", KUBELET_ALLOC_FAILED),
+            ("node-a/device-plugin.log", DEVICE_PLUGIN_XID79),
+        ],
+        instead: Instead::Rule("k8s-device-plugin-xid"),
+    },
+    Scenario {
+        rule: "k8s-node-not-ready",
+        layer: "platform",
+        responsibility: "operator",
+        positive: &[("node-a/kubelet.log", NODE_NOT_READY)],
+        near_miss: &[("node-a/kubelet.log", NODE_READY)],
+        instead: Instead::Nothing,
+    },
+    Scenario {
         rule: "preemption",
         layer: "platform",
         responsibility: "operator",

@@ -3,6 +3,7 @@
 //! gzip/zstd/tar containers, within limits.
 
 pub mod container;
+pub mod mapped;
 
 use std::collections::BTreeSet;
 use std::fs::File;
@@ -38,14 +39,31 @@ impl Default for Limits {
     }
 }
 
-/// Plain text files at least this large are read as a stream of blocks, so that memory stays
-/// bounded; smaller files (and containers) are read into memory.
+/// Plain text files at least this large that cannot be memory-mapped are read as a stream of
+/// blocks, so that memory stays bounded; smaller files (and containers) are read into memory.
 pub const STREAM_PLAIN_THRESHOLD: u64 = 32 << 20;
 
-/// Bytes of one input: an owned buffer of read or decoded data.
+/// Plain text files at least this large are memory-mapped (behind the SIGBUS guard of
+/// [`mapped`]); smaller ones are read, which is faster for them.
+pub const MAP_THRESHOLD: u64 = 1 << 20;
+
+/// Bytes of one input: an owned buffer of read or decoded data, or a guarded memory map.
 pub enum Bytes {
     /// Read or decoded data.
     Owned(Vec<u8>),
+    /// A plain file, memory-mapped.
+    Mapped(mapped::GuardedMap),
+}
+
+impl Bytes {
+    /// Whether the mapped file shrank while it was read (the part past its new end read as NUL
+    /// bytes); always false for read data.
+    pub fn shrunk(&self) -> bool {
+        match self {
+            Bytes::Owned(_) => false,
+            Bytes::Mapped(m) => m.shrunk(),
+        }
+    }
 }
 
 impl AsRef<[u8]> for Bytes {
@@ -59,6 +77,7 @@ impl std::ops::Deref for Bytes {
     fn deref(&self) -> &[u8] {
         match self {
             Bytes::Owned(v) => v,
+            Bytes::Mapped(m) => m,
         }
     }
 }
@@ -255,9 +274,11 @@ fn host_folder(root: &Path, file: &Path) -> Option<String> {
     ok.then_some(first)
 }
 
-/// Opens one discovered file and returns its inputs (several for archives). Nothing is
-/// memory-mapped: a file truncated by another process while mapped would kill the process with
-/// SIGBUS, so files are read, and large plain text is read as a stream of blocks.
+/// Opens one discovered file and returns its inputs (several for archives). Plain text of at
+/// least [`MAP_THRESHOLD`] bytes is memory-mapped behind a SIGBUS guard (a file truncated while
+/// mapped reads as NUL bytes past its new end and gets a warning, instead of killing the
+/// process); other files are read, or streamed in blocks when they are large plain text that
+/// could not be mapped.
 pub fn open(found: &Found, limits: &Limits, budget: &std::sync::atomic::AtomicU64) -> Vec<Input> {
     if found.display == "-" {
         let mut warnings = Vec::new();
@@ -293,6 +314,9 @@ pub fn open(found: &Found, limits: &Limits, budget: &std::sync::atomic::AtomicU6
                 .and_then(|m| m.modified().ok())
                 .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
                 .map(|d| d.as_secs() as i64);
+            if let Some(input) = map_plain(found, &f, len, mtime, limits) {
+                return vec![input];
+            }
             open_reader(found, Box::new(f), len, mtime, limits, budget)
         }
         Err(e) => vec![Input::unread(
@@ -303,6 +327,34 @@ pub fn open(found: &Found, limits: &Limits, budget: &std::sync::atomic::AtomicU6
             vec![format!("cannot open: {e}")],
         )],
     }
+}
+
+/// A plain text file of at least [`MAP_THRESHOLD`] bytes (and at most the member cap) as a
+/// memory-mapped input; `None` for anything else, or when it cannot be mapped.
+fn map_plain(
+    found: &Found,
+    f: &File,
+    len: u64,
+    mtime: Option<i64>,
+    limits: &Limits,
+) -> Option<Input> {
+    if len < MAP_THRESHOLD || len > limits.max_member_bytes {
+        return None;
+    }
+    let map = mapped::GuardedMap::new(f)?;
+    let head = &map[..map.len().min(512)];
+    let plain = container::sniff(head) == container::Magic::Plain
+        && !head.starts_with(&[0xff, 0xfe])
+        && !head.starts_with(&[0xfe, 0xff]);
+    plain.then(|| Input {
+        path: found.display.clone(),
+        host_hint: found.host.clone(),
+        disk_bytes: len,
+        bytes: Bytes::Mapped(map),
+        mtime,
+        warnings: Vec::new(),
+        stream: None,
+    })
 }
 
 /// Opens the content of `found` from `reader`, whose size was `len` bytes when it was opened

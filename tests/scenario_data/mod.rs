@@ -256,3 +256,26 @@ pub const SEL_FAN_BEFORE_XID79: &str = "  34 | 03/14/2026 | 02:05:12 | Fan FAN6A
 /// The same fan only slower than its warning threshold: no cooling failure.
 pub const SEL_FAN_SLOW_BEFORE_XID79: &str = "  31 | 03/14/2026 | 02:05:12 | Fan FAN6A | Lower Non-critical going low  | Asserted | Reading 840 < Threshold 1080 RPM
 ";
+
+pub const DEVICE_PLUGIN_XID79: &str = "I0314 02:10:01.120551       1 server.go:125] Registered device plugin for 'nvidia.com/gpu' with Kubelet
+I0314 02:13:08.214551       1 health.go:159] XidCriticalError: Xid=79 on Device=GPU-1d245342-6f2f-9b4e-c713-1ef9c187d290; marking device as unhealthy.
+I0314 02:13:08.214602       1 server.go:281] 'nvidia.com/gpu' device marked unhealthy: GPU-1d245342-6f2f-9b4e-c713-1ef9c187d290
+";
+
+pub const VALIDATOR_DRIVER_FAILED: &str = "time=\"2026-03-14T02:13:07Z\" level=info msg=\"Attempting to validate a driver container installation\"
+time=\"2026-03-14T02:13:07Z\" level=warning msg=\"failed to validate the driver, retrying after 5 seconds\"
+time=\"2026-03-14T02:13:12Z\" level=warning msg=\"failed to validate the driver, retrying after 5 seconds\"
+";
+
+pub const VALIDATOR_OK: &str = "time=\"2026-03-14T02:13:07Z\" level=info msg=\"Attempting to validate a driver container installation\"
+time=\"2026-03-14T02:13:08Z\" level=info msg=\"Driver is validated\"
+";
+
+pub const KUBELET_ALLOC_FAILED: &str = "Mar 14 02:20:02 node-a kubelet[2211]: E0314 02:20:02.553120    2211 manager.go:512] \"Failed to allocate device plugin resource for pod\" err=\"requested number of devices unavailable for nvidia.com/gpu. Requested: 8, Available: 7\" pod=\"train/llm-worker-3\"
+";
+
+pub const NODE_NOT_READY: &str = "Mar 14 02:15:40 node-a kubelet[2211]: I0314 02:15:40.101822    2211 event.go:307] \"Event occurred\" object=\"node-a\" kind=\"Node\" apiVersion=\"\" type=\"Normal\" reason=\"NodeNotReady\" message=\"Node node-a status is now: NodeNotReady\"
+";
+
+pub const NODE_READY: &str = "Mar 14 02:15:40 node-a kubelet[2211]: I0314 02:15:40.101822    2211 event.go:307] \"Event occurred\" object=\"node-a\" kind=\"Node\" apiVersion=\"\" type=\"Normal\" reason=\"NodeReady\" message=\"Node node-a status is now: NodeReady\"
+";
