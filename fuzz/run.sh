@@ -10,7 +10,7 @@ secs=${1:-60}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(container kernel syslog journal joblog bug_report nvidia_smi nvidia_smi_xml dcgmi knowledge analyze)
+  targets=(container kernel syslog journal joblog bug_report nvidia_smi nvidia_smi_xml dcgmi server knowledge analyze)
 fi
 export RUSTC_BOOTSTRAP=1
 work=${FUZZ_WORK:-/tmp/faultline-fuzz}

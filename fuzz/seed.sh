@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-fuzz/seeds}
 rm -rf "$out"
-for t in container kernel syslog journal joblog bug_report nvidia_smi nvidia_smi_xml dcgmi knowledge analyze; do
+for t in container kernel syslog journal joblog bug_report nvidia_smi nvidia_smi_xml dcgmi server knowledge analyze; do
   mkdir -p "$out/$t"
 done
 head4k() { head -c 4096 "$1"; }
@@ -28,6 +28,10 @@ put nvidia_smi n corpus/driver-mismatch-kmsg/nvml.txt
 # the nvidia-smi -q section of a bug report
 awk '/nvidia-smi --query/{on=1} on{print; n++} n>400{exit}' corpus/bug-report-a100/nvidia-bug-report.log \
   >"$out/nvidia_smi/n-section-a100.txt"
+put server v corpus/bmc-sel-psu-then-gpu-lost/gpu-node-14/sel-elist.txt \
+  corpus/bmc-redfish-sel-fan-gpu-lost/*/redfish-sel-entries.json corpus/bmc-dimm-ue-no-gpu/*/sel-list.txt corpus/idrac-thermal-fan/*/lclog.txt \
+  corpus/apt-upgrade-mismatch/gpu-node-07/history.log corpus/roce-link-flap-topo/*/nvidia-smi-topo.txt \
+  corpus/journal-de-locale-ecc/*/journal.txt
 put nvidia_smi_xml x corpus/nvidia-smi-xml-thermal/l40s-07/nvidia-smi-q.xml
 cat >"$out/dcgmi/d-table.txt" <<'T'
 +---------------------------+------------------------------------------------+
@@ -89,7 +93,7 @@ gzip -9c "$out/container/c-a.tgz" >"$out/container/c-nested.tgz.gz"
 head -c 700 "$out/container/c-a.tgz" >"$out/container/c-truncated.tgz"
 printf 'plain text line\n' >"$out/container/c-plain.txt"
 # the whole pipeline: one of each kind of input
-for t in kernel syslog journal joblog bug_report nvidia_smi nvidia_smi_xml dcgmi container; do
+for t in kernel syslog journal joblog bug_report nvidia_smi nvidia_smi_xml dcgmi server container; do
   cp "$out/$t"/* "$out/analyze/"
 done
 echo "seeds written to $out"

@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 
 /// The names of the harnesses, which are also the names of the fuzz targets and of their corpus
 /// and regression folders under `fuzz/`.
-pub const TARGETS: [&str; 11] = [
+pub const TARGETS: [&str; 12] = [
     "container",
     "kernel",
     "syslog",
@@ -28,6 +28,7 @@ pub const TARGETS: [&str; 11] = [
     "nvidia_smi",
     "nvidia_smi_xml",
     "dcgmi",
+    "server",
     "knowledge",
     "analyze",
 ];
@@ -44,6 +45,7 @@ pub fn run(target: &str, data: &[u8]) -> bool {
         "nvidia_smi" => nvidia_smi(data),
         "nvidia_smi_xml" => nvidia_smi_xml(data),
         "dcgmi" => dcgmi(data),
+        "server" => server(data),
         "knowledge" => knowledge(data),
         "analyze" => analyze(data),
         _ => return false,
@@ -424,4 +426,39 @@ pub fn analyze(data: &[u8]) {
     let inputs = open_bytes(data, &opts.limits);
     let a = crate::analyze_inputs(inputs, Vec::new(), &opts, k);
     report_all(&a, k);
+}
+
+/// The server's own logs: ipmitool SEL lines, package-log prefixes (dpkg, dnf, yum), record times
+/// of lclog/Redfish/apt/dnf-history/installer text, record messages, German and CJK dates, and
+/// the `nvidia-smi topo -m` matrix; then the pipeline on the bytes as a file of its own.
+pub fn server(data: &[u8]) {
+    use crate::formats::{bmc, locale, record, topo};
+    for line in lines(data) {
+        check_prefix(line, bmc::sel(line));
+        check_prefix(line, record::package_line(line));
+        let _ = record::time_line(line);
+        if let Some((_, n)) = locale::month_name(line) {
+            assert!(n <= line.len());
+        }
+        if let Some(n) = locale::weekday_len(line) {
+            assert!(n <= line.len());
+        }
+    }
+    // record times around every line start, as the scanner asks for them
+    let mut start = 0usize;
+    for line in data.split_inclusive(|&c| c == b'\n').take(512) {
+        let end = start + line.len();
+        if let Some(rt) = record::record_stamp(data, start, end) {
+            assert!(
+                rt.span.0 <= rt.span.1 && rt.span.1 <= data.len(),
+                "record span outside the buffer"
+            );
+        }
+        start = end;
+    }
+    let _ = record::record_message(data);
+    if topo::looks_like(&data[..data.len().min(64 * 1024)]) {
+        let _ = topo::parse(&String::from_utf8_lossy(data));
+    }
+    analyze(data);
 }

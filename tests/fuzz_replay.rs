@@ -100,6 +100,11 @@ fn kernel() {
 }
 
 #[test]
+fn server() {
+    check("server");
+}
+
+#[test]
 fn syslog() {
     check("syslog");
 }

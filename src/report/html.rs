@@ -10,6 +10,7 @@
 //! Incidents are rendered by [`incident`]; a slowdown incident's throughput section would be
 //! one more block there, drawn on a [`timeline::Axis`] like the timeline.
 
+mod axis;
 mod curve;
 mod sections;
 mod timeline;

@@ -6,6 +6,13 @@ use crate::catalog::Catalog;
 use crate::timeline::Event;
 use crate::Analysis;
 use serde::Serialize;
+
+mod accounting;
+mod inventory;
+
+use accounting::accounting;
+pub use accounting::AccountingJson;
+use inventory::{gpus, hosts};
 use std::collections::BTreeMap;
 
 /// Tool identity.
@@ -374,145 +381,6 @@ pub struct Report {
     pub accounting: AccountingJson,
 }
 
-/// The accounting of a whole analysis: lines, events, and what was skipped and why.
-#[derive(Serialize, Clone, Debug, Default)]
-pub struct AccountingJson {
-    /// Inputs (files and archive members).
-    pub inputs: usize,
-    /// Bytes read (decompressed sizes for containers).
-    pub bytes: u64,
-    /// Lines read.
-    pub lines: u64,
-    /// Lines a reader understood.
-    pub lines_recognized: u64,
-    /// Lines no reader understood (`lines - lines_recognized`; still searched for anchors).
-    pub lines_unrecognized: u64,
-    /// Event occurrences (exact, those past the events cap included).
-    pub events: u64,
-    /// Of `events`, those past the events cap: counted, not listed.
-    pub events_suppressed: u64,
-    /// What was skipped or read only in part, and why: one entry per reason, with a count.
-    pub skipped: Vec<String>,
-    /// One line: the counts above and the skipped reasons.
-    pub summary: String,
-}
-
-/// Why an input's warning means something was skipped or read only in part (`None`: nothing was
-/// skipped, e.g. a decoding note).
-fn skip_reason(w: &str) -> Option<&'static str> {
-    let table: [(&str, &'static str); 16] = [
-        (
-            "not a regular file",
-            "not a regular file (FIFO, socket or device)",
-        ),
-        ("symlink loop", "symbolic-link loop not followed"),
-        ("folder nesting deeper", "folder nesting too deep"),
-        ("cannot list folder", "folder not readable"),
-        ("cannot open", "file not readable"),
-        ("cannot read", "path not readable"),
-        ("cannot resolve", "path not resolvable"),
-        (
-            "shrank while being read",
-            "file shrank while being read (the part read is analyzed)",
-        ),
-        (
-            "corrupt or truncated",
-            "corrupt or truncated stream (the part before is analyzed)",
-        ),
-        (
-            "corrupt header",
-            "corrupt tar header (the entries after it are not read)",
-        ),
-        (
-            "expansion ratio passed",
-            "expansion ratio cap (decompression bomb?)",
-        ),
-        ("passed the cap", "size cap reached (the rest is not read)"),
-        (
-            "larger than the member cap",
-            "size cap reached (the rest is not read)",
-        ),
-        (
-            "nested containers deeper",
-            "containers nested past the depth cap, not opened",
-        ),
-        (
-            "link entry skipped",
-            "link entries inside archives, never followed",
-        ),
-        ("is not supported", "unsupported compression"),
-    ];
-    if let Some((_, why)) = table.iter().find(|(k, _)| w.contains(k)) {
-        return Some(why);
-    }
-    if w.contains("binary systemd journal") {
-        return Some("binary journal, not parsed");
-    }
-    if w.contains("cannot read entries") || w.contains("cannot start decoding") {
-        return Some("container not decodable");
-    }
-    if w.contains("line(s) longer than") {
-        return Some("over-long lines cut for recognizers (still searched for anchors)");
-    }
-    None
-}
-
-fn accounting(a: &Analysis, inputs: &[InputJson]) -> AccountingJson {
-    let mut acc = AccountingJson {
-        inputs: inputs.len(),
-        ..AccountingJson::default()
-    };
-    for i in inputs {
-        acc.bytes += i.bytes;
-        acc.lines += i.lines;
-        acc.lines_recognized += i.lines_recognized;
-        acc.lines_unrecognized += i.lines_unrecognized;
-        acc.events += i.events;
-        acc.events_suppressed += i.events_suppressed;
-    }
-    let mut reasons: BTreeMap<&'static str, usize> = BTreeMap::new();
-    for w in &a.warnings {
-        if let Some(r) = skip_reason(w) {
-            *reasons.entry(r).or_default() += 1;
-        }
-    }
-    for i in inputs {
-        let mine: std::collections::BTreeSet<&'static str> =
-            i.warnings.iter().filter_map(|w| skip_reason(w)).collect();
-        for r in mine {
-            *reasons.entry(r).or_default() += 1;
-        }
-    }
-    let unread = a
-        .inputs
-        .iter()
-        .filter(|i| i.bytes == 0 && !i.warnings.is_empty())
-        .count();
-    if unread > 0 {
-        acc.skipped
-            .push(format!("{unread} input(s): nothing could be read"));
-    }
-    for (r, n) in reasons {
-        acc.skipped.push(format!("{n} path(s) or input(s): {r}"));
-    }
-    if acc.events_suppressed > 0 {
-        acc.skipped.push(format!(
-            "{} event occurrence(s) past the per-kind cap: counted, not listed",
-            acc.events_suppressed
-        ));
-    }
-    let skipped = if acc.skipped.is_empty() {
-        "nothing skipped".to_string()
-    } else {
-        format!("skipped: {}", acc.skipped.join("; "))
-    };
-    acc.summary = format!(
-        "{} input(s), {} bytes, {} lines = {} recognized + {} not recognized by any reader (still searched for anchors), {} event occurrence(s); {skipped}",
-        acc.inputs, acc.bytes, acc.lines, acc.lines_recognized, acc.lines_unrecognized, acc.events
-    );
-    acc
-}
-
 fn event_json(e: &Event, catalog: &Catalog) -> EventJson {
     EventJson {
         id: e.id.clone(),
@@ -691,109 +559,6 @@ pub fn build(a: &Analysis, catalog: &Catalog) -> Report {
         notes,
         accounting,
     }
-}
-
-fn hosts(a: &Analysis) -> Vec<HostJson> {
-    let mut map: BTreeMap<String, HostJson> = BTreeMap::new();
-    for r in &a.inputs {
-        let Some(h) = &r.host else { continue };
-        let Some(b) = &r.bundle else { continue };
-        let e = map.entry(h.clone()).or_insert_with(|| HostJson {
-            host: h.clone(),
-            kernel: None,
-            driver: None,
-            captured_at: None,
-            boots: vec![],
-            coverage_gaps: vec![],
-        });
-        e.kernel = e.kernel.clone().or(b.kernel.clone());
-        e.driver = e
-            .driver
-            .clone()
-            .or(b.driver.clone())
-            .or(r.smi_driver.clone());
-        if let Some(c) = b.captured {
-            e.captured_at = Some(iso_us(
-                (c.naive_secs - c.offset.unwrap_or(0) as i64) * 1_000_000,
-            ));
-        }
-        e.coverage_gaps
-            .extend(b.coverage_gaps.iter().map(|g| format!("{}: {g}", r.path)));
-    }
-    for ev in a.events.iter().filter(|e| e.kind == "driver_load") {
-        let Some(h) = &ev.host else { continue };
-        let e = map.entry(h.clone()).or_insert_with(|| HostJson {
-            host: h.clone(),
-            kernel: None,
-            driver: None,
-            captured_at: None,
-            boots: vec![],
-            coverage_gaps: vec![],
-        });
-        let v = ev.attrs.get("driver_version").cloned();
-        if e.driver.is_none() {
-            e.driver = v.clone();
-        }
-        e.boots.push(BootJson {
-            start: ev.time_us.map(iso_us),
-            driver: v,
-            source: SourceJson {
-                path: ev.source.path.clone(),
-                line: ev.source.line,
-            },
-        });
-    }
-    map.into_values().collect()
-}
-
-fn gpus(a: &Analysis, suspects: &[(Option<String>, String)]) -> Vec<GpuJson> {
-    let mut map: BTreeMap<(Option<String>, String), GpuJson> = BTreeMap::new();
-    for r in &a.inputs {
-        for g in &r.gpus {
-            let Some(b) = &g.bus_id else { continue };
-            let host = g.host.clone().or_else(|| r.host.clone());
-            let e = map
-                .entry((host.clone(), b.clone()))
-                .or_insert_with(|| GpuJson {
-                    host,
-                    bus_id: b.clone(),
-                    uuid: None,
-                    serial: None,
-                    name: None,
-                    vbios: None,
-                    state: BTreeMap::new(),
-                    suspect: false,
-                });
-            e.uuid = e.uuid.clone().or(g.uuid.clone());
-            e.serial = e.serial.clone().or(g.serial.clone());
-            e.name = e.name.clone().or(g.name.clone());
-            e.vbios = e.vbios.clone().or(g.vbios.clone());
-            e.state.extend(g.state.clone());
-        }
-    }
-    for ((h, b), (uuid, serial)) in &a.identities {
-        let host = (!h.is_empty()).then(|| h.clone());
-        let e = map
-            .entry((host.clone(), b.clone()))
-            .or_insert_with(|| GpuJson {
-                host,
-                bus_id: b.clone(),
-                uuid: None,
-                serial: None,
-                name: None,
-                vbios: None,
-                state: BTreeMap::new(),
-                suspect: false,
-            });
-        e.uuid = e.uuid.clone().or(uuid.clone());
-        e.serial = e.serial.clone().or(serial.clone());
-    }
-    for (h, g) in suspects {
-        if let Some(e) = map.get_mut(&(h.clone(), g.clone())) {
-            e.suspect = true;
-        }
-    }
-    map.into_values().collect()
 }
 
 /// Serializes the report as pretty JSON with a final newline.
