@@ -141,14 +141,17 @@ type EventKey = (
     Option<i64>,
 );
 
-fn event_key(e: &RawEvent) -> EventKey {
-    (
-        e.host.clone(),
-        e.kind.clone(),
-        e.code,
-        e.gpu.clone(),
-        e.rank,
-    )
+fn event_key(e: &RawEvent) -> Option<EventKey> {
+    // progress samples are thinned by the scanner, never capped: a slowdown needs the series
+    (e.kind != "progress").then(|| {
+        (
+            e.host.clone(),
+            e.kind.clone(),
+            e.code,
+            e.gpu.clone(),
+            e.rank,
+        )
+    })
 }
 
 /// Applies the events cap to an input's events and says in a warning what it counted but did not

@@ -170,21 +170,12 @@ pub fn scan_buffer(buf: &[u8], set: &RecognizerSet, parallel: bool, cap: u64) ->
 }
 
 impl ScanOutput {
-    /// Applies the events cap ([`cap_by_key`]) to the events (progress samples aside) and the
-    /// attachments.
+    /// Applies the events cap ([`cap_by_key`]) to the events (progress samples are never
+    /// capped) and the attachments.
     pub fn cap(&mut self, cap: u64) {
-        if self.events.iter().any(|e| e.draft.kind == "progress") {
-            // progress samples have their own thinning; the rest keep their order around them
-            let all = std::mem::take(&mut self.events);
-            let (progress, mut rest): (Vec<Located>, Vec<Located>) =
-                all.into_iter().partition(|e| e.draft.kind == "progress");
-            cap_by_key(&mut rest, cap, cap::located_key, |l| &mut l.suppressed);
-            self.events = merge_by_line(rest, progress);
-        } else {
-            cap_by_key(&mut self.events, cap, cap::located_key, |l| {
-                &mut l.suppressed
-            });
-        }
+        cap_by_key(&mut self.events, cap, cap::located_key, |l| {
+            &mut l.suppressed
+        });
         cap_by_key(&mut self.attachments, cap, cap::located_key, |l| {
             &mut l.suppressed
         });
@@ -282,21 +273,6 @@ const CHUNK_PROGRESS_SAMPLES: usize = 8192;
 
 /// The most trainer progress samples kept per input (see [`ScanOutput::thin_progress`]).
 pub const MAX_PROGRESS_SAMPLES: usize = 20_000;
-
-/// Merges two lists of located events that are each in line order into one in line order (on a
-/// tie, `a` first).
-fn merge_by_line(a: Vec<Located>, b: Vec<Located>) -> Vec<Located> {
-    let mut out = Vec::with_capacity(a.len() + b.len());
-    let mut b = b.into_iter().peekable();
-    for x in a {
-        while b.peek().is_some_and(|y| y.line < x.line) {
-            out.extend(b.next());
-        }
-        out.push(x);
-    }
-    out.extend(b);
-    out
-}
 
 /// Scans `buf[start..end]` (newline aligned); line numbers are relative to `start`; at most `cap`
 /// events per host, kind, code, GPU and rank are kept (the cap is applied as events accumulate).
