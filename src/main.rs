@@ -213,32 +213,13 @@ fn run_analyze(a: AnalyzeArgs, timeline_only: bool) -> ExitCode {
         Some(Some(o)) => Some(o),
         None => None,
     };
-    let mut fail_on = Vec::new();
-    for l in &a.fail_on {
-        match faultline::model::Layer::parse(l.trim()) {
-            Some(x) => fail_on.push(x),
-            None => {
-                eprintln!("faultline: --fail-on: unknown layer `{l}`");
-                return ExitCode::from(2);
-            }
-        }
-    }
-    let mut rule_texts = Vec::new();
-    for f in &a.rules {
-        match std::fs::read_to_string(f) {
-            Ok(t) => rule_texts.push(t),
-            Err(e) => {
-                eprintln!("faultline: --rules {f}: {e}");
-                return ExitCode::from(2);
-            }
-        }
-    }
-    let knowledge = match Knowledge::load(&rule_texts) {
+    let fail_on = match parse_fail_on(&a.fail_on) {
+        Ok(v) => v,
+        Err(code) => return code,
+    };
+    let knowledge = match load_knowledge(&a.rules) {
         Ok(k) => k,
-        Err(e) => {
-            eprintln!("faultline: rules: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let opts = Options {
         paths: a.paths.clone(),
@@ -471,32 +452,13 @@ fn run_scan(a: ScanArgs) -> ExitCode {
         Some(Some(o)) => Some(o),
         None => None,
     };
-    let mut fail_on = Vec::new();
-    for l in &a.fail_on {
-        match faultline::model::Layer::parse(l.trim()) {
-            Some(x) => fail_on.push(x.as_str()),
-            None => {
-                eprintln!("faultline: --fail-on: unknown layer `{l}`");
-                return ExitCode::from(2);
-            }
-        }
-    }
-    let mut rule_texts = Vec::new();
-    for f in &a.rules {
-        match std::fs::read_to_string(f) {
-            Ok(t) => rule_texts.push(t),
-            Err(e) => {
-                eprintln!("faultline: --rules {f}: {e}");
-                return ExitCode::from(2);
-            }
-        }
-    }
-    let knowledge = match Knowledge::load(&rule_texts) {
+    let fail_on: Vec<&str> = match parse_fail_on(&a.fail_on) {
+        Ok(v) => v.iter().map(|l| l.as_str()).collect(),
+        Err(code) => return code,
+    };
+    let knowledge = match load_knowledge(&a.rules) {
         Ok(k) => k,
-        Err(e) => {
-            eprintln!("faultline: rules: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let opts = fleet::ScanOptions {
         paths: a.paths.clone(),
@@ -580,4 +542,38 @@ fn run_merge(a: MergeArgs) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// The layers of `--fail-on`; an unknown name is a usage error (exit 2).
+fn parse_fail_on(names: &[String]) -> Result<Vec<faultline::model::Layer>, ExitCode> {
+    let mut out = Vec::new();
+    for l in names {
+        match faultline::model::Layer::parse(l.trim()) {
+            Some(x) => out.push(x),
+            None => {
+                eprintln!("faultline: --fail-on: unknown layer `{l}`");
+                return Err(ExitCode::from(2));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The built-in knowledge plus the `--rules` files; an unreadable or invalid file is a usage
+/// error (exit 2).
+fn load_knowledge(files: &[String]) -> Result<Knowledge, ExitCode> {
+    let mut texts = Vec::new();
+    for f in files {
+        match std::fs::read_to_string(f) {
+            Ok(t) => texts.push(t),
+            Err(e) => {
+                eprintln!("faultline: --rules {f}: {e}");
+                return Err(ExitCode::from(2));
+            }
+        }
+    }
+    Knowledge::load(&texts).map_err(|e| {
+        eprintln!("faultline: rules: {e}");
+        ExitCode::from(2)
+    })
 }
