@@ -895,3 +895,27 @@ fn a_million_repeated_xid_lines_are_one_incident_with_exact_counts() {
 fn ten_million_repeated_xid_lines_are_one_incident_with_bounded_memory() {
     repeated_xid(10_000_000, 400);
 }
+
+#[test]
+fn a_line_repeated_within_one_plain_log_is_two_events_but_two_files_of_it_are_one() {
+    // journalctl -k short output: no uptime in the line, so only text and time can match
+    let line = "Mar 14 02:13:07 node-a kernel: NVRM: Xid (PCI:0000:3b:00): 13, pid=4242, name=python, Graphics Exception: ESR 0x504648=0x80000000\n";
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("node-a/journal-k.txt");
+    std::fs::create_dir_all(a.parent().unwrap()).unwrap();
+    std::fs::write(&a, line.repeat(2)).unwrap();
+    let r = analyze_expect(&["--year", "2026", a.to_str().unwrap()], 0);
+    assert_eq!(
+        events_of(&r, "xid").len(),
+        2,
+        "a repeat inside one log is kept"
+    );
+    // the same line in kern.log and in the journal export: one event seen through two routes
+    let b = dir.path().join("node-a/kern.log");
+    std::fs::write(&a, line).unwrap();
+    std::fs::write(&b, line).unwrap();
+    let r = analyze_expect(&["--year", "2026", dir.path().to_str().unwrap()], 0);
+    let xids = events_of(&r, "xid");
+    assert_eq!(xids.len(), 1, "two routes of one line are one event");
+    assert_eq!(xids[0]["also_seen"].as_array().unwrap().len(), 1);
+}

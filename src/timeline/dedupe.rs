@@ -3,7 +3,7 @@
 //! assertion in the SEL and in the iDRAC/Lifecycle log or Redfish.
 
 use super::Event;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Host, kind, code, GPU and message text of an event.
 type DedupeKey = (Option<String>, String, Option<i64>, Option<String>, String);
@@ -14,7 +14,10 @@ pub const MAX_ALSO_SEEN: usize = 64;
 
 /// Drops the copies of one event seen through two routes (kern.log and journal, dmesg section and
 /// syslog grep): same host, kind, code, GPU and text within two seconds; the copy's place is kept.
-pub(super) fn dedupe(events: Vec<Event>) -> Vec<Event> {
+/// Two copies come from different inputs, or from one input of `bundles` (a bug report holds the
+/// kernel log twice); the same line repeated within one plain log is a repeat, kept, unless it is
+/// a BMC record (the same record exported twice).
+pub(super) fn dedupe(events: Vec<Event>, bundles: &BTreeSet<usize>) -> Vec<Event> {
     let mut out: Vec<Event> = Vec::with_capacity(events.len());
     let mut index: BTreeMap<DedupeKey, Vec<usize>> = BTreeMap::new();
     for e in events {
@@ -30,6 +33,11 @@ pub(super) fn dedupe(events: Vec<Event>) -> Vec<Event> {
             for &i in list.iter().rev().take(64) {
                 let o = &out[i];
                 if o.source.path == e.source.path && o.source.line == e.source.line {
+                    continue;
+                }
+                // a BMC line names its record (SEL id, message id): the same line twice in one
+                // export is the record exported twice
+                if o.input == e.input && !bundles.contains(&e.input) && !e.bmc {
                     continue;
                 }
                 let same_time = match (o.time_us, e.time_us) {

@@ -5,7 +5,7 @@
 use crate::model::{Layer, RawEvent, Severity, SourceRef, TimeQuality};
 use crate::pipeline::InputResult;
 use chrono::{Datelike, TimeZone, Utc};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 mod dedupe;
 
@@ -509,7 +509,13 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
     }
     let (progress, events): (Vec<Event>, Vec<Event>) =
         events.into_iter().partition(|e| e.kind == "progress");
-    let events = finish(dedupe::bmc_routes(dedupe::dedupe(events)));
+    // a bug report holds the kernel log twice (dmesg and syslog sections): one input, two routes
+    let bundles: BTreeSet<usize> = results
+        .iter()
+        .filter(|r| r.format == crate::formats::Format::BugReport)
+        .map(|r| r.index)
+        .collect();
+    let events = finish(dedupe::bmc_routes(dedupe::dedupe(events, &bundles)));
     Timeline {
         events,
         notes,
