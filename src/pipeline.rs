@@ -109,7 +109,10 @@ fn classify(index: usize, list: Vec<Located>, catalog: &Catalog) -> Vec<RawEvent
 
 fn to_raw(index: usize, loc: Located, catalog: &Catalog) -> RawEvent {
     let d = loc.draft;
-    let (layer, severity) = catalog.classify(&d.kind, d.code);
+    let (layer, severity) = match d.code_table.as_deref() {
+        Some(table @ ("xid" | "sxid")) if d.code.is_some() => catalog.classify(table, d.code),
+        _ => catalog.classify(&d.kind, d.code),
+    };
     RawEvent {
         input: index,
         line: loc.line,

@@ -337,6 +337,23 @@ const SCENARIOS: &[Scenario] = &[
         instead: Instead::Rule("preemption"),
     },
     Scenario {
+        rule: "k8s-device-plugin-xid-memory",
+        layer: "gpu_memory",
+        responsibility: "operator",
+        positive: &[("node-a/device-plugin.log", DEVICE_PLUGIN_XID48)],
+        // an Xid that is no memory fault goes to the plugin's hardware rule
+        near_miss: &[("node-a/device-plugin.log", DEVICE_PLUGIN_XID79)],
+        instead: Instead::Rule("k8s-device-plugin-xid"),
+    },
+    Scenario {
+        rule: "k8s-device-plugin-xid-nvlink",
+        layer: "interconnect",
+        responsibility: "operator",
+        positive: &[("node-a/device-plugin.log", DEVICE_PLUGIN_XID74)],
+        near_miss: &[("node-a/device-plugin.log", DEVICE_PLUGIN_XID48)],
+        instead: Instead::Rule("k8s-device-plugin-xid-memory"),
+    },
+    Scenario {
         rule: "k8s-device-plugin-xid",
         layer: "hardware",
         responsibility: "operator",

@@ -40,6 +40,11 @@ pub struct RecognizerDef {
     /// Fixed code for every match.
     #[serde(default)]
     pub code: Option<i64>,
+    /// The catalog table (`xid` or `sxid`) whose entry for the captured code gives the event's
+    /// layer and severity: a line that reports an Xid seen elsewhere (the device plugin's) keeps
+    /// its own kind but takes the code's meaning.
+    #[serde(default)]
+    pub code_table: Option<String>,
     /// Literals that veto a match.
     #[serde(default)]
     pub exclude: Vec<String>,
@@ -113,6 +118,8 @@ pub struct Draft {
     pub recognizer: String,
     /// Seen by the BMC (see [`RecognizerDef::bmc`]).
     pub bmc: bool,
+    /// Catalog table of the code (see [`RecognizerDef::code_table`]).
+    pub code_table: Option<String>,
 }
 
 impl Draft {
@@ -213,6 +220,7 @@ fn draft_from(def: &RecognizerDef, re: &Regex, caps: &regex::Captures<'_>) -> Dr
         d.code = def.code;
     }
     d.attach_to = def.attach_to.clone();
+    d.code_table = def.code_table.clone();
     d
 }
 

@@ -279,3 +279,9 @@ pub const NODE_NOT_READY: &str = "Mar 14 02:15:40 node-a kubelet[2211]: I0314 02
 
 pub const NODE_READY: &str = "Mar 14 02:15:40 node-a kubelet[2211]: I0314 02:15:40.101822    2211 event.go:307] \"Event occurred\" object=\"node-a\" kind=\"Node\" apiVersion=\"\" type=\"Normal\" reason=\"NodeReady\" message=\"Node node-a status is now: NodeReady\"
 ";
+
+pub const DEVICE_PLUGIN_XID48: &str = "I0314 02:13:08.214551       1 health.go:159] XidCriticalError: Xid=48 on Device=GPU-1d245342-6f2f-9b4e-c713-1ef9c187d290; marking device as unhealthy.
+";
+
+pub const DEVICE_PLUGIN_XID74: &str = "I0314 02:13:08.214551       1 health.go:159] XidCriticalError: Xid=74 on Device=GPU-1d245342-6f2f-9b4e-c713-1ef9c187d290; marking device as unhealthy.
+";
