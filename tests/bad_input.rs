@@ -919,3 +919,54 @@ fn a_line_repeated_within_one_plain_log_is_two_events_but_two_files_of_it_are_on
     assert_eq!(xids.len(), 1, "two routes of one line are one event");
     assert_eq!(xids[0]["also_seen"].as_array().unwrap().len(), 1);
 }
+
+#[test]
+fn a_corrupt_gzip_member_in_the_middle_keeps_the_members_before_it() {
+    let first = XID79.to_string();
+    let second = "[  200.000000] NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=python, An uncorrectable double bit error (DBE) has been detected.\n";
+    let third =
+        "[  300.000000] NVRM: Xid (PCI:0000:3b:00): 94, pid=1, name=python, Contained ECC error.\n";
+    let mut bytes = gz(first.as_bytes());
+    let mut mid = gz(second.as_bytes());
+    // break the deflate data of the middle member (past its 10-byte header)
+    for b in &mut mid[10..20] {
+        *b ^= 0xa5;
+    }
+    bytes.extend(mid);
+    bytes.extend(gz(third.as_bytes()));
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("kern.log.gz");
+    std::fs::write(&f, &bytes).unwrap();
+    let r = analyze_expect(&[f.to_str().unwrap()], 0);
+    let codes: Vec<i64> = events_of(&r, "xid")
+        .iter()
+        .filter_map(|e| e["code"].as_i64())
+        .collect();
+    assert_eq!(
+        codes[0], 79,
+        "the member before the corrupt one counts: {codes:?}"
+    );
+    assert!(
+        !codes.contains(&48),
+        "the corrupt member gives no event: {codes:?}"
+    );
+    let w = warnings_of(&r, "kern.log.gz");
+    assert!(w.contains("corrupt or truncated stream after"), "{w}");
+}
+
+#[test]
+fn crlf_line_endings_are_read_like_lf() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("kern.log");
+    let text = format!("[    0.000000] Linux version 6.1\n{XID79}").replace('\n', "\r\n");
+    std::fs::write(&f, text).unwrap();
+    let r = analyze_expect(&[f.to_str().unwrap()], 0);
+    assert_eq!(input(&r, "kern.log")["lines"], 2);
+    assert_eq!(input(&r, "kern.log")["lines_recognized"], 2);
+    let x = events_of(&r, "xid");
+    assert_eq!(x.len(), 1);
+    assert_eq!(x[0]["source"]["line"], 2);
+    let msg = x[0]["message"].as_str().unwrap();
+    assert!(!msg.contains('\r'), "{msg:?}");
+    assert!(msg.ends_with("GPU has fallen off the bus."), "{msg:?}");
+}
