@@ -52,8 +52,8 @@ fn broken_inputs_warn_and_the_good_one_is_still_analyzed() {
     std::fs::write(p.join("junk.bin"), &junk).unwrap();
     std::fs::write(p.join("latin1.log"), b"caf\xe9 \xff\xfe broken\n").unwrap();
     std::fs::write(p.join("nul.log"), b"abc\0def\n\0\0\n").unwrap();
-    // a single 50 MB line
-    std::fs::write(p.join("longline.log"), vec![b'a'; 50 << 20]).unwrap();
+    // a single 100 MB line
+    std::fs::write(p.join("longline.log"), vec![b'a'; 100 << 20]).unwrap();
     std::fs::write(p.join("empty.log"), b"").unwrap();
     #[cfg(unix)]
     {
