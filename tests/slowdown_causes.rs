@@ -10,34 +10,17 @@ mod common;
 
 use common::run;
 use serde_json::Value;
-use std::fmt::Write as _;
 
 /// Megatron iteration lines every 20 iterations from 2026-02-10 08:00:00: 100 at 1000 ms, then
-/// 100 at 1500 ms. `insert` lines go in front of sample `at` (0-based) when given.
+/// 100 at 1500 ms. `insert` lines go in front of sample `at` (0-based).
 fn megatron(insert: &[(usize, &str)]) -> String {
-    let mut t = chrono::NaiveDate::from_ymd_opt(2026, 2, 10)
-        .unwrap()
-        .and_hms_opt(8, 0, 0)
-        .unwrap();
-    let mut out = String::new();
-    for i in 0..200usize {
-        for (at, line) in insert {
-            if *at == i {
-                let _ = writeln!(out, "{line}");
-            }
-        }
-        let level = if i < 100 { 1000.0 } else { 1500.0 };
-        let ms = level * (1.0 + 0.004 * ((i * 7 % 5) as f64 - 2.0));
-        t += chrono::Duration::milliseconds((ms * 20.0) as i64);
-        let _ = writeln!(
-            out,
-            " [{}] iteration {:>8}/   10000 | consumed samples: {:>10} | elapsed time per iteration (ms): {ms:.1} | learning rate: 1.0E-04 | global batch size:   256 | lm loss: 3.1E+00 |",
-            t.format("%Y-%m-%d %H:%M:%S"),
-            (i + 1) * 20,
-            (i + 1) * 20 * 256
-        );
-    }
-    out
+    let steps: Vec<f64> = (0..200usize)
+        .map(|i| {
+            let level = if i < 100 { 1000.0 } else { 1500.0 };
+            level * (1.0 + 0.004 * ((i * 7 % 5) as f64 - 2.0))
+        })
+        .collect();
+    common::megatron_log(&steps, insert)
 }
 
 /// A kernel line of `host` at 08:33:00.

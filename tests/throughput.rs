@@ -27,22 +27,7 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
 
 /// Megatron iteration lines every 20 iterations from 08:00:00 with the given step times (ms).
 fn megatron(step_ms: &[f64]) -> String {
-    let mut t = chrono::NaiveDate::from_ymd_opt(2026, 2, 10)
-        .unwrap()
-        .and_hms_opt(8, 0, 0)
-        .unwrap();
-    let mut out = String::new();
-    for (i, ms) in step_ms.iter().enumerate() {
-        t += chrono::Duration::milliseconds((ms * 20.0) as i64);
-        let _ = writeln!(
-            out,
-            " [{}] iteration {:>8}/   10000 | consumed samples: {:>10} | elapsed time per iteration (ms): {ms:.1} | learning rate: 1.0E-04 | global batch size:   256 | lm loss: 3.1E+00 |",
-            t.format("%Y-%m-%d %H:%M:%S"),
-            (i + 1) * 20,
-            (i + 1) * 20 * 256
-        );
-    }
-    out
+    common::megatron_log(step_ms, &[])
 }
 
 fn steady(n: usize, level: f64) -> Vec<f64> {

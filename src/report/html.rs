@@ -51,19 +51,7 @@ pub fn escape(s: &str) -> String {
             '>' => o.push_str("&gt;"),
             '"' => o.push_str("&quot;"),
             '\'' => o.push_str("&#39;"),
-            '\n' | '\t' => o.push(c),
-            '\u{0}'..='\u{1f}' => {
-                o.push(char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}'));
-            }
-            '\u{7f}' => o.push('\u{2421}'),
-            '\u{80}'..='\u{9f}'
-            | '\u{200e}'
-            | '\u{200f}'
-            | '\u{202a}'..='\u{202e}'
-            | '\u{2066}'..='\u{2069}' => {
-                let _ = write!(o, "⟨U+{:04X}⟩", c as u32);
-            }
-            _ => o.push(c),
+            _ => crate::report::push_visible(&mut o, c),
         }
     }
     o

@@ -160,3 +160,30 @@ pub fn analyze_files(files: &[(&str, &str)]) -> Value {
     }
     analyze_json(&[dir.path().to_str().unwrap()])
 }
+
+/// Megatron iteration lines every 20 iterations from 2026-02-10 08:00:00 with the given step
+/// times (ms); each `insert` line goes in front of the sample of its index (0-based).
+pub fn megatron_log(step_ms: &[f64], insert: &[(usize, &str)]) -> String {
+    use std::fmt::Write as _;
+    let mut t = chrono::NaiveDate::from_ymd_opt(2026, 2, 10)
+        .unwrap()
+        .and_hms_opt(8, 0, 0)
+        .unwrap();
+    let mut out = String::new();
+    for (i, ms) in step_ms.iter().enumerate() {
+        for (at, line) in insert {
+            if *at == i {
+                let _ = writeln!(out, "{line}");
+            }
+        }
+        t += chrono::Duration::milliseconds((ms * 20.0) as i64);
+        let _ = writeln!(
+            out,
+            " [{}] iteration {:>8}/   10000 | consumed samples: {:>10} | elapsed time per iteration (ms): {ms:.1} | learning rate: 1.0E-04 | global batch size:   256 | lm loss: 3.1E+00 |",
+            t.format("%Y-%m-%d %H:%M:%S"),
+            (i + 1) * 20,
+            (i + 1) * 20 * 256
+        );
+    }
+    out
+}

@@ -69,16 +69,7 @@ pub(super) fn gpus(a: &Analysis, suspects: &[(Option<String>, String)]) -> Vec<G
             let host = g.host.clone().or_else(|| r.host.clone());
             let e = map
                 .entry((host.clone(), b.clone()))
-                .or_insert_with(|| GpuJson {
-                    host,
-                    bus_id: b.clone(),
-                    uuid: None,
-                    serial: None,
-                    name: None,
-                    vbios: None,
-                    state: BTreeMap::new(),
-                    suspect: false,
-                });
+                .or_insert_with(|| bare_gpu(host, b));
             e.uuid = e.uuid.clone().or(g.uuid.clone());
             e.serial = e.serial.clone().or(g.serial.clone());
             e.name = e.name.clone().or(g.name.clone());
@@ -90,16 +81,7 @@ pub(super) fn gpus(a: &Analysis, suspects: &[(Option<String>, String)]) -> Vec<G
         let host = (!h.is_empty()).then(|| h.clone());
         let e = map
             .entry((host.clone(), b.clone()))
-            .or_insert_with(|| GpuJson {
-                host,
-                bus_id: b.clone(),
-                uuid: None,
-                serial: None,
-                name: None,
-                vbios: None,
-                state: BTreeMap::new(),
-                suspect: false,
-            });
+            .or_insert_with(|| bare_gpu(host, b));
         e.uuid = e.uuid.clone().or(uuid.clone());
         e.serial = e.serial.clone().or(serial.clone());
     }
@@ -109,4 +91,18 @@ pub(super) fn gpus(a: &Analysis, suspects: &[(Option<String>, String)]) -> Vec<G
         }
     }
     map.into_values().collect()
+}
+
+/// A GPU known only by its host and bus id (the other facts are filled in as they are found).
+fn bare_gpu(host: Option<String>, bus_id: &str) -> GpuJson {
+    GpuJson {
+        host,
+        bus_id: bus_id.to_string(),
+        uuid: None,
+        serial: None,
+        name: None,
+        vbios: None,
+        state: BTreeMap::new(),
+        suspect: false,
+    }
 }

@@ -8,7 +8,6 @@
 //! a reader sees nor act on a terminal; the JSON report keeps the bytes as read.
 
 use crate::report::redact::Redactor;
-use std::fmt::Write;
 
 /// How the report writes text from the inputs: redacted first (with `--redact`), then escaped, so
 /// that a redaction marker such as `<redacted>` is text and no pattern can swallow the escaping.
@@ -44,23 +43,6 @@ impl<'a> Md<'a> {
     }
 }
 
-/// Pushes `c`, or its visible stand-in when it is a control character other than `\n` and `\t`.
-fn push_visible(o: &mut String, c: char) {
-    match c {
-        '\n' | '\t' => o.push(c),
-        '\u{0}'..='\u{1f}' => o.push(char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}')),
-        '\u{7f}' => o.push('\u{2421}'),
-        '\u{80}'..='\u{9f}'
-        | '\u{200e}'
-        | '\u{200f}'
-        | '\u{202a}'..='\u{202e}'
-        | '\u{2066}'..='\u{2069}' => {
-            let _ = write!(o, "⟨U+{:04X}⟩", c as u32);
-        }
-        _ => o.push(c),
-    }
-}
-
 /// Prose on one line, safe in a paragraph, a list item, a heading or a table cell: line breaks
 /// and tabs become spaces, controls are shown, and every character that could start Markdown or
 /// HTML markup or end a table cell is backslash-escaped (`_` only at the edge of a word, where it
@@ -81,7 +63,7 @@ pub fn text(s: &str) -> String {
             '`' => match code_span_end(&chars, i) {
                 Some(end) => {
                     for &x in &chars[i..=end] {
-                        push_visible(&mut o, x);
+                        crate::report::push_visible(&mut o, x);
                     }
                     i = end;
                 }
@@ -98,7 +80,7 @@ pub fn text(s: &str) -> String {
                 }
                 o.push('_');
             }
-            _ => push_visible(&mut o, c),
+            _ => crate::report::push_visible(&mut o, c),
         }
         i += 1;
     }
@@ -134,7 +116,7 @@ pub fn code_cell(s: &str) -> String {
     for c in s.chars() {
         match c {
             '\n' | '\r' | '\t' => inner.push(' '),
-            _ => push_visible(&mut inner, c),
+            _ => crate::report::push_visible(&mut inner, c),
         }
     }
     let ticks = "`".repeat(longest_run(&inner, '`') + 1);
@@ -170,7 +152,7 @@ pub fn code_block(lines: &[String]) -> String {
     let mut body = String::new();
     for l in lines {
         for c in l.chars() {
-            push_visible(&mut body, c);
+            crate::report::push_visible(&mut body, c);
         }
         body.push('\n');
     }
