@@ -357,6 +357,22 @@ fn utf16_text_with_a_byte_order_mark_is_decoded_in_both_byte_orders() {
     }
 }
 
+/// Analyzes inputs opened through the library with the built-in knowledge (something must have
+/// been read); the JSON report, parsed back (it must be valid JSON).
+fn report_of(inputs: Vec<faultline::input::Input>) -> serde_json::Value {
+    let k = faultline::Knowledge::load(&[]).unwrap();
+    let a = faultline::analyze_inputs(inputs, Vec::new(), &faultline::Options::default(), &k);
+    assert!(!a.nothing_read(), "part of the input was read");
+    let rep = faultline::report::json::build(&a, &k.catalog);
+    serde_json::from_str(&faultline::report::json::to_string(&rep)).expect("valid JSON")
+}
+
+/// The report's accounting summary names `what` among the things skipped or read in part.
+fn assert_accounting_says(r: &serde_json::Value, what: &str) {
+    let summary = r["accounting"]["summary"].as_str().unwrap();
+    assert!(summary.contains(what), "{}", r["accounting"]);
+}
+
 /// A source that claims `claimed` bytes when opened and then ends after `data`: what a reader
 /// sees of a file truncated by another process between `stat` and the end of the read.
 struct Shrinking {
@@ -396,13 +412,7 @@ fn a_file_that_shrinks_while_being_read_is_analyzed_up_to_where_it_ends() {
             &Limits::default(),
             &budget,
         );
-        let k = faultline::Knowledge::load(&[]).unwrap();
-        let opts = faultline::Options::default();
-        let a = faultline::analyze_inputs(inputs, Vec::new(), &opts, &k);
-        assert!(!a.nothing_read());
-        let rep = faultline::report::json::build(&a, &k.catalog);
-        let json = faultline::report::json::to_string(&rep);
-        let r: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+        let r = report_of(inputs);
         let w = warnings_of(&r, "kern.log");
         assert!(
             w.contains(&format!(
@@ -413,14 +423,7 @@ fn a_file_that_shrinks_while_being_read_is_analyzed_up_to_where_it_ends() {
         );
         assert_eq!(input(&r, "kern.log")["lines"], 2);
         assert_eq!(events_of(&r, "xid").len(), 1, "the part read is analyzed");
-        assert!(
-            r["accounting"]["summary"]
-                .as_str()
-                .unwrap()
-                .contains("file shrank while being read"),
-            "{}",
-            r["accounting"]
-        );
+        assert_accounting_says(&r, "file shrank while being read");
     }
 }
 
@@ -461,11 +464,7 @@ fn a_mapped_file_truncated_under_the_scan_is_a_warning_not_a_crash() {
         .unwrap()
         .set_len(1 << 20)
         .unwrap();
-    let k = faultline::Knowledge::load(&[]).unwrap();
-    let a = faultline::analyze_inputs(inputs, Vec::new(), &faultline::Options::default(), &k);
-    let rep = faultline::report::json::build(&a, &k.catalog);
-    let r: serde_json::Value =
-        serde_json::from_str(&faultline::report::json::to_string(&rep)).expect("valid JSON");
+    let r = report_of(inputs);
     let w = warnings_of(&r, "kern.log");
     assert!(
         w.contains(&format!(
@@ -481,14 +480,7 @@ fn a_mapped_file_truncated_under_the_scan_is_a_warning_not_a_crash() {
         lines > 10_000,
         "the part before the new end is counted: {lines}"
     );
-    assert!(
-        r["accounting"]["summary"]
-            .as_str()
-            .unwrap()
-            .contains("file shrank while being read"),
-        "{}",
-        r["accounting"]
-    );
+    assert_accounting_says(&r, "file shrank while being read");
 }
 
 #[cfg(unix)]
