@@ -12,14 +12,7 @@ pub(super) fn hosts(a: &Analysis) -> Vec<HostJson> {
     for r in &a.inputs {
         let Some(h) = &r.host else { continue };
         let Some(b) = &r.bundle else { continue };
-        let e = map.entry(h.clone()).or_insert_with(|| HostJson {
-            host: h.clone(),
-            kernel: None,
-            driver: None,
-            captured_at: None,
-            boots: vec![],
-            coverage_gaps: vec![],
-        });
+        let e = map.entry(h.clone()).or_insert_with(|| bare_host(h));
         e.kernel = e.kernel.clone().or(b.kernel.clone());
         e.driver = e
             .driver
@@ -36,14 +29,7 @@ pub(super) fn hosts(a: &Analysis) -> Vec<HostJson> {
     }
     for ev in a.events.iter().filter(|e| e.kind == "driver_load") {
         let Some(h) = &ev.host else { continue };
-        let e = map.entry(h.clone()).or_insert_with(|| HostJson {
-            host: h.clone(),
-            kernel: None,
-            driver: None,
-            captured_at: None,
-            boots: vec![],
-            coverage_gaps: vec![],
-        });
+        let e = map.entry(h.clone()).or_insert_with(|| bare_host(h));
         let v = ev.attrs.get("driver_version").cloned();
         if e.driver.is_none() {
             e.driver = v.clone();
@@ -104,5 +90,17 @@ fn bare_gpu(host: Option<String>, bus_id: &str) -> GpuJson {
         vbios: None,
         state: BTreeMap::new(),
         suspect: false,
+    }
+}
+
+/// A host known only by its name (the other facts are filled in as they are found).
+fn bare_host(name: &str) -> HostJson {
+    HostJson {
+        host: name.to_string(),
+        kernel: None,
+        driver: None,
+        captured_at: None,
+        boots: vec![],
+        coverage_gaps: vec![],
     }
 }
