@@ -80,6 +80,64 @@ fn real_public_cases_meet_their_expectations() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// Cases of `../shared/corpus-real-next` that still fail once their class is handled, one per
+/// line (`case-folder: reason`); the test fails when a listed case passes, so the list only shrinks.
+const KNOWN_FAILURES: &str = include_str!("known_failures.txt");
+
+#[test]
+fn next_real_public_cases_meet_their_expectations_or_are_listed() {
+    let Some(cases) = shared()
+        .map(|s| s.join("corpus-real-next"))
+        .filter(|p| p.is_dir())
+    else {
+        eprintln!("skipped: ../shared/corpus-real-next is absent");
+        return;
+    };
+    let known: Vec<(&str, &str)> = KNOWN_FAILURES
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| l.split_once(": ").unwrap_or((l, "")))
+        .collect();
+    let mut dirs: Vec<_> = std::fs::read_dir(&cases)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.join("expected.json").is_file())
+        .collect();
+    dirs.sort();
+    let mut failures = Vec::new();
+    let mut still = Vec::new();
+    for dir in &dirs {
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let expected: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap())
+                .unwrap();
+        let files = case_files(dir);
+        let refs: Vec<&str> = files.iter().map(String::as_str).collect();
+        let problems = check_expected(&analyze_json(&refs), &expected);
+        match (known.iter().find(|(k, _)| *k == name), problems.is_empty()) {
+            (Some(_), true) => failures.push(format!(
+                "{name}: passes now, remove it from tests/known_failures.txt"
+            )),
+            (Some((_, why)), false) => {
+                still.push(format!("{name}: {} (listed: {why})", problems.join("; ")))
+            }
+            (None, false) => failures.push(format!("{name}: {}", problems.join("; "))),
+            (None, true) => {}
+        }
+    }
+    eprintln!(
+        "corpus-real-next: {} cases, {} known failures:",
+        dirs.len(),
+        still.len()
+    );
+    for s in &still {
+        eprintln!("  known failure {s}");
+    }
+    assert!(!dirs.is_empty());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[test]
 fn clean_background_logs_give_no_incident() {
     let Some(shared) = shared() else {

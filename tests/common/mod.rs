@@ -50,9 +50,17 @@ pub fn check_expected(report: &Value, expected: &Value) -> Vec<String> {
             .get("count_at_least")
             .and_then(Value::as_u64)
             .unwrap_or(1) as usize;
+        // `kinds`: any of these kinds counts (an expectation that accepts a generic kind)
+        let kinds: Vec<&str> = want["kinds"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_else(|| vec![kind]);
         let got = events
             .iter()
-            .filter(|e| e["kind"] == kind && (code.is_none() || e["code"].as_i64() == code))
+            .filter(|e| {
+                kinds.iter().any(|k| e["kind"] == *k)
+                    && (code.is_none() || e["code"].as_i64() == code)
+            })
             .count();
         if got < need {
             problems.push(format!(
