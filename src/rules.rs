@@ -54,6 +54,9 @@ pub struct Match {
     /// Details that must be equal.
     #[serde(default)]
     pub attrs: BTreeMap<String, String>,
+    /// Details that must be present, whatever their value.
+    #[serde(default)]
+    pub has_attrs: Vec<String>,
     /// Matching events needed in the incident.
     #[serde(default)]
     pub min_count: Option<usize>,
@@ -158,6 +161,28 @@ pub struct Rule {
     pub summary: String,
     /// Steps.
     pub actions: Vec<String>,
+    /// Take the layer from the catalog instead of `layer`: `caused_by_xid` is the layer of the
+    /// Xid that the event names as its cause (`Xid 45 ... caused by previous Xid 149`).
+    #[serde(default)]
+    pub layer_from: Option<String>,
+}
+
+/// One "cause explains effect" relation (see [`RuleSet::explains`]).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Explains {
+    /// Kinds of the explaining event (any of).
+    pub cause: Vec<String>,
+    /// Kinds of the explained event (any of).
+    pub effect: Vec<String>,
+    /// Minimum severity of the cause.
+    #[serde(default)]
+    pub cause_min_severity: Option<Severity>,
+    /// How long after the effect the cause may still lie (seconds; two clocks that disagree).
+    #[serde(default)]
+    pub after_s: i64,
+    /// Why, in words, for the summary ("the kernel module and the library versions differ").
+    pub reason: String,
 }
 
 /// How sustained slowdowns are told from noise in trainer progress series.
@@ -234,6 +259,8 @@ struct RulesFile {
     slowdown_cause: Vec<SlowdownCause>,
     #[serde(default)]
     drift: Option<DriftParams>,
+    #[serde(default)]
+    explains: Vec<Explains>,
 }
 
 /// The merged rule set.
@@ -251,6 +278,10 @@ pub struct RuleSet {
     pub slowdown_causes: Vec<SlowdownCause>,
     /// Version drift before a fault.
     pub drift: DriftParams,
+    /// Cause before consequence: an event of a `cause` kind on the same host (and GPU, when both
+    /// name one), no later than an event of an `effect` kind, keeps the latter from naming the
+    /// incident's cause whatever the order of the rules.
+    pub explains: Vec<Explains>,
 }
 
 impl RuleSet {
@@ -272,6 +303,7 @@ impl RuleSet {
             slowdown: base.slowdown.unwrap_or_default(),
             slowdown_causes: base.slowdown_cause,
             drift: base.drift.unwrap_or_default(),
+            explains: base.explains,
         };
         for text in extra {
             let f: RulesFile = toml::from_str(text)?;
@@ -287,6 +319,7 @@ impl RuleSet {
             if let Some(d) = f.drift {
                 set.drift = d;
             }
+            set.explains.extend(f.explains);
             for c in f.slowdown_cause {
                 match set.slowdown_causes.iter_mut().find(|x| x.id == c.id) {
                     Some(slot) => *slot = c,
@@ -333,5 +366,6 @@ impl Match {
             && self.min_severity.is_none_or(|s| e.severity >= s)
             && self.event_layer.is_none_or(|l| e.layer == l)
             && self.attrs.iter().all(|(k, v)| e.attrs.get(k) == Some(v))
+            && self.has_attrs.iter().all(|k| e.attrs.contains_key(k))
     }
 }

@@ -329,6 +329,15 @@ const SCENARIOS: &[Scenario] = &[
         instead: Instead::Rule("gpu-exception-same-unit"),
     },
     Scenario {
+        rule: "xid-caused-by-previous",
+        layer: "interconnect",
+        responsibility: "operator",
+        positive: &[("node-a/kern.log", XID45_CAUSED_BY_149)],
+        // a follow-on that names another follow-on names no cause
+        near_miss: &[("node-a/kern.log", XID45_CAUSED_BY_45)],
+        instead: Instead::Unknown,
+    },
+    Scenario {
         rule: "job-time-limit",
         layer: "platform",
         responsibility: "user",
@@ -522,11 +531,45 @@ fn every_rule_has_a_positive_and_a_near_miss_scenario() {
     // each rule's scenario says what the rule itself says
     for s in SCENARIOS {
         let r = rules.rules.iter().find(|r| r.id == s.rule).unwrap();
+        // a rule that reads its layer from the catalog (`layer_from`) names the scenario's
+        let layer = if r.layer_from.is_some() {
+            s.layer
+        } else {
+            r.layer.as_str()
+        };
         assert_eq!(
-            (r.layer.as_str(), r.responsibility.as_str()),
+            (layer, r.responsibility.as_str()),
             (s.layer, s.responsibility),
             "{}",
             s.rule
         );
     }
+}
+
+/// Cause before consequence: a rule earlier in the file (a GPU that failed to initialize) does not
+/// decide when another candidate's event explains its event (the driver versions differ on that
+/// host before it), and the summary says why.
+#[test]
+fn an_explaining_event_outranks_an_earlier_rule() {
+    let a = analyze(&[("node-a/kern.log", API_MISMATCH_THEN_INIT_FAILURE)]);
+    let top = a.top().expect("an incident");
+    assert_eq!(
+        top.rule.as_deref(),
+        Some("driver-mismatch"),
+        "{:?}",
+        causes(&a)
+    );
+    assert_eq!(top.layer.as_str(), "driver_stack");
+    assert!(
+        top.summary
+            .contains("the kernel module and the user-space driver versions differ"),
+        "{}",
+        top.summary
+    );
+    // without the mismatch the same failure keeps the rule order's verdict
+    let b = analyze(&[("node-a/kern.log", INIT_FAILURE_ALONE)]);
+    assert_eq!(
+        b.top().and_then(|t| t.rule.as_deref()),
+        Some("gpu-init-failure")
+    );
 }

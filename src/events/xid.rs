@@ -144,6 +144,16 @@ pub fn xid_drafts(
             action.trim().trim_end_matches('.'),
         );
     }
+    // "... caused by previous Xid 149": the follow-on names its cause
+    if let Some(n) = x
+        .text
+        .rfind("caused by previous Xid ")
+        .map(|p| &x.text[p + "caused by previous Xid ".len()..])
+        .and_then(|t| t.split(|c: char| !c.is_ascii_digit()).next())
+        .filter(|n| !n.is_empty())
+    {
+        attr(&mut d, "caused_by_xid", n);
+    }
     if x.code == 74 || (144..=150).contains(&x.code) {
         let fatal = x.text.contains("fatal") || x.text.contains("Fatal");
         attr(&mut d, "fatal", if fatal { "true" } else { "false" });

@@ -9,6 +9,7 @@ use crate::timeline::Event;
 use std::collections::{BTreeMap, BTreeSet};
 
 mod cause;
+mod choose;
 mod drift;
 mod topo;
 
@@ -312,8 +313,260 @@ pub fn render(template: &str, e: &Event, count: u64, catalog: &Catalog) -> Strin
         .replace("{count}", &count.to_string())
         .replace("{rank_text}", &rank_text)
         .replace("{rank}", &e.rank.map(|r| r.to_string()).unwrap_or_default())
+        .replace(
+            "{caused_by_xid}",
+            e.attrs.get("caused_by_xid").map_or("", String::as_str),
+        )
+        .replace(
+            "{caused_by_title}",
+            &catalog.title(
+                "xid",
+                e.attrs.get("caused_by_xid").and_then(|v| v.parse().ok()),
+            ),
+        )
 }
 
+/// The verdict part of an incident: layer, confidence, summary, who acts, what to do, the primary
+/// event and the rule that named it.
+struct Verdict {
+    layer: Layer,
+    confidence: f64,
+    summary: String,
+    responsibility: String,
+    actions: Vec<String>,
+    primary: Option<usize>,
+    rule: Option<String>,
+}
+
+/// Hosts, GPUs, ranks and exact occurrence counts of an incident's members.
+#[derive(Default)]
+struct Tally {
+    hosts: BTreeSet<String>,
+    gpus: BTreeSet<String>,
+    ranks: BTreeSet<i64>,
+    counts: BTreeMap<String, u64>,
+}
+
+fn tally(members: &[usize], events: &[Event], rules: &RuleSet) -> Tally {
+    let mut t = Tally::default();
+    for &i in members {
+        let e = &events[i];
+        if let Some(h) = &e.host {
+            t.hosts.insert(h.clone());
+        }
+        if let Some(g) = e.gpu.as_ref().filter(|_| !rules.is_consequence(e)) {
+            t.gpus.insert(g.clone());
+        }
+        if let Some(r) = e.rank {
+            t.ranks.insert(r);
+        }
+        let key = match e.code {
+            Some(c) => format!("{}:{c}", e.kind),
+            None => e.kind.clone(),
+        };
+        *t.counts.entry(key).or_default() += e.weight();
+    }
+    t
+}
+
+/// The other candidates' layers, one per layer, as runner-up explanations.
+fn alternatives_of(
+    cands: &[choose::Candidate<'_>],
+    chosen: Option<usize>,
+    events: &[Event],
+    catalog: &Catalog,
+) -> Vec<Alternative> {
+    let mut out: Vec<Alternative> = Vec::new();
+    let Some(k) = chosen else { return out };
+    let layer = rule_layer(cands[k].rule, &events[cands[k].event], catalog);
+    for (j, c) in cands.iter().enumerate() {
+        let l = rule_layer(c.rule, &events[c.event], catalog);
+        if j == k || l == layer || out.iter().any(|a| a.layer == l) {
+            continue;
+        }
+        let e = &events[c.event];
+        out.push(Alternative {
+            layer: l,
+            confidence: (c.rule.confidence * 0.4 * 100.0).round() / 100.0,
+            summary: format!(
+                "{} ({}:{})",
+                render(&c.rule.summary, e, 1, catalog),
+                e.source.path,
+                e.source.line
+            ),
+        });
+    }
+    out
+}
+
+/// A rule's layer for its event (`layer_from` reads it from the catalog).
+fn rule_layer(rule: &Rule, e: &Event, catalog: &Catalog) -> Layer {
+    match rule.layer_from.as_deref() {
+        Some("caused_by_xid") => e
+            .attrs
+            .get("caused_by_xid")
+            .and_then(|v| v.parse::<i64>().ok())
+            .and_then(|n| catalog.xid.get(&n))
+            .map_or(rule.layer, |x| x.layer),
+        _ => rule.layer,
+    }
+}
+
+/// The verdict a rule gives through its event.
+fn from_rule(
+    c: choose::Candidate<'_>,
+    members: &[usize],
+    events: &[Event],
+    catalog: &Catalog,
+    cause: Option<usize>,
+    has_alternatives: bool,
+) -> Verdict {
+    let (rule, i) = (c.rule, c.event);
+    let count: u64 = members
+        .iter()
+        .filter(|&&j| rule.pattern.fits(&events[j]))
+        .map(|&j| events[j].weight())
+        .sum();
+    let mut summary = render(&rule.summary, &events[i], count, catalog);
+    if let Some(c) = cause {
+        summary = cause::fill(summary, &events[c], &events[i], catalog);
+    }
+    Verdict {
+        layer: rule_layer(rule, &events[i], catalog),
+        confidence: rule.confidence - if has_alternatives { 0.1 } else { 0.0 },
+        summary,
+        responsibility: rule.responsibility.clone(),
+        actions: rule.actions.clone(),
+        primary: Some(i),
+        rule: Some(rule.id.clone()),
+    }
+}
+
+/// No rule fits but a primary fault is there: the most severe one speaks for itself.
+fn from_event(i: usize, events: &[Event], catalog: &Catalog) -> Verdict {
+    let e = &events[i];
+    let (responsibility, actions) = advice(catalog, e);
+    Verdict {
+        layer: e.layer,
+        confidence: 0.5,
+        summary: format!(
+            "{} on {}",
+            catalog.title(&e.kind, e.code),
+            e.host.clone().unwrap_or_else(|| "(unknown host)".into())
+        ),
+        responsibility,
+        actions,
+        primary: Some(i),
+        rule: None,
+    }
+}
+
+/// Only consequences were seen: say so, name the suspects the job's logs point at, and what
+/// data would settle the cause.
+fn consequences_only(
+    members: &[usize],
+    events: &[Event],
+    kernel_inputs: bool,
+    job: Option<&JobInfo>,
+    missing: &mut Vec<String>,
+) -> Verdict {
+    if !kernel_inputs {
+        missing.push(
+            "no kernel log (dmesg, syslog or journal) of the job's hosts was given".to_string(),
+        );
+    }
+    missing.push("no GPU, host or network fault was found beneath the job's errors".to_string());
+    let mut suspect = String::new();
+    if let Some(&i) = members.iter().find(|&&i| {
+        events[i].kind == "process_exit"
+            && events[i]
+                .attrs
+                .get("root_cause")
+                .is_some_and(|v| v == "true")
+    }) {
+        let e = &events[i];
+        suspect = format!(
+            "; torchrun names rank {} on {} as the first failure (exit code {}{})",
+            e.rank.map_or("?".to_string(), |r| r.to_string()),
+            e.host.clone().unwrap_or_else(|| "an unknown host".into()),
+            e.code.map_or("?".to_string(), |c| c.to_string()),
+            e.attrs
+                .get("signal")
+                .map(|s| format!(", {s}"))
+                .unwrap_or_default()
+        );
+    }
+    if let Some(j) = job {
+        if let Some((r, c)) = j.straggler {
+            let host = j
+                .ranks
+                .iter()
+                .find(|x| x.rank == r)
+                .and_then(|x| x.host.clone())
+                .unwrap_or_else(|| "an unknown host".into());
+            suspect = format!("; rank {r} on {host} is behind the others (last completed collective {c}): look there first");
+            missing.push(format!(
+                "the kernel log and nvidia-bug-report of {host} (rank {r} fell behind)"
+            ));
+        }
+        if !j.silent_ranks.is_empty() && j.silent_ranks.len() <= 8 {
+            let list: Vec<String> = j.silent_ranks.iter().map(|r| r.to_string()).collect();
+            missing.push(format!("rank(s) {} logged no timeout while the others did: their own logs and hosts' kernel logs", list.join(", ")));
+        }
+    }
+    Verdict {
+        layer: Layer::Unknown,
+        confidence: 0.3,
+        summary: format!("Only consequences were seen ({} events, e.g. collective timeouts or process exits); the first fault is not in these inputs{suspect}", members.len()),
+        responsibility: "operator".to_string(),
+        actions: vec![
+            "Collect dmesg/journal and nvidia-bug-report.log.gz from every host of the job for the time of the hang".to_string(),
+            "Compare each rank's last completed collective (the straggler is the suspect)".to_string(),
+        ],
+        primary: members.first().copied(),
+        rule: None,
+    }
+}
+
+/// The evidence: the primary, the cause a rule named, then related events (same GPU, same kind on
+/// the host, PCIe reports of the host, other events the rule fits), one per kind, code and route.
+fn evidence_of(
+    primary: Option<usize>,
+    cause: Option<usize>,
+    chosen: Option<&Rule>,
+    members: &[usize],
+    events: &[Event],
+    rules: &RuleSet,
+) -> Vec<usize> {
+    let mut evidence: Vec<usize> = primary.into_iter().chain(cause).collect();
+    let Some(p) = primary else { return evidence };
+    let pe = &events[p];
+    for &i in members {
+        if i == p || evidence.len() >= 12 {
+            continue;
+        }
+        let e = &events[i];
+        let named = chosen.is_some_and(|r| r.pattern.fits(e));
+        let related = (e.gpu.is_some() && e.gpu == pe.gpu)
+            || (e.kind == pe.kind && e.host == pe.host)
+            || (e.kind == "pcie_aer" && e.host == pe.host)
+            || (named && e.host == pe.host);
+        let seen = evidence.iter().any(|&j| {
+            events[j].source == e.source
+                || (e.kind != "pcie_aer"
+                    && events[j].kind == e.kind
+                    && events[j].code == e.code
+                    && events[j].bmc == e.bmc)
+        });
+        if related && !seen && !rules.is_consequence(e) {
+            evidence.push(i);
+        }
+    }
+    evidence
+}
+
+/// Names one incident's cause: candidates from the rules, cause before consequence, then the
+/// verdict, its consequences, evidence and summary.
 fn judge(
     members: Vec<usize>,
     events: &[Event],
@@ -332,177 +585,32 @@ fn judge(
         .copied()
         .filter(|&i| !rules.is_consequence(&events[i]))
         .collect();
-    let mut chosen: Option<(&Rule, usize)> = None;
-    let mut alternatives: Vec<Alternative> = Vec::new();
-    for rule in &rules.rules {
-        let pool: &[usize] = if rule.pattern.on_consequences {
-            &members
-        } else {
-            &primaries
-        };
-        if !rule.pattern.on_consequences && pool.is_empty() {
-            continue;
-        }
-        let hit = pool
-            .iter()
-            .copied()
-            .find(|&i| fits(rule, &events[i], events, &members, catalog));
-        let Some(i) = hit else { continue };
-        match chosen {
-            None => chosen = Some((rule, i)),
-            Some((c, _)) => {
-                if rule.layer != c.layer && !alternatives.iter().any(|a| a.layer == rule.layer) {
-                    alternatives.push(Alternative {
-                        layer: rule.layer,
-                        confidence: (rule.confidence * 0.4 * 100.0).round() / 100.0,
-                        summary: format!(
-                            "{} ({}:{})",
-                            render(&rule.summary, &events[i], 1, catalog),
-                            events[i].source.path,
-                            events[i].source.line
-                        ),
-                    });
-                }
-            }
-        }
-    }
-    let mut hosts: BTreeSet<String> = BTreeSet::new();
-    let mut gpus: BTreeSet<String> = BTreeSet::new();
-    let mut ranks: BTreeSet<i64> = BTreeSet::new();
-    let mut consequences: BTreeMap<String, u64> = BTreeMap::new();
-    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
-    for &i in &members {
-        let e = &events[i];
-        if let Some(h) = &e.host {
-            hosts.insert(h.clone());
-        }
-        if let Some(g) = e.gpu.as_ref().filter(|_| !rules.is_consequence(e)) {
-            gpus.insert(g.clone());
-        }
-        if let Some(r) = e.rank {
-            ranks.insert(r);
-        }
-        let key = match e.code {
-            Some(c) => format!("{}:{c}", e.kind),
-            None => e.kind.clone(),
-        };
-        *counts.entry(key).or_default() += e.weight();
-    }
+    let cands = choose::candidates(&members, &primaries, events, rules, catalog);
+    let picked = choose::pick(&cands, events, rules);
+    let chosen = picked.as_ref().map(|(k, _)| cands[*k]);
+    let alternatives = alternatives_of(&cands, picked.as_ref().map(|p| p.0), events, catalog);
+    let t = tally(&members, events, rules);
     let mut missing = Vec::new();
     // the earlier event a rule names as the cause (a BMC alert before a GPU loss)
-    let preceded = chosen.and_then(|(rule, i)| Some((rule.pattern.preceded_by.as_ref()?, i)));
+    let preceded = chosen.and_then(|c| Some((c.rule.pattern.preceded_by.as_ref()?, c.event)));
     let cause = preceded.and_then(|(p, i)| cause::cause_of(p, i, events, &members));
-    let (layer, confidence, summary, responsibility, actions, primary, rule_id) = match chosen {
-        Some((rule, i)) => {
-            let count: u64 = members
-                .iter()
-                .filter(|&&j| rule.pattern.fits(&events[j]))
-                .map(|&j| events[j].weight())
-                .sum();
-            let mut conf = rule.confidence;
-            if !alternatives.is_empty() {
-                conf -= 0.1;
-            }
-            let mut summary = render(&rule.summary, &events[i], count, catalog);
-            if let Some(c) = cause {
-                summary = cause::fill(summary, &events[c], &events[i], catalog);
-            }
-            (
-                rule.layer,
-                conf,
-                summary,
-                rule.responsibility.clone(),
-                rule.actions.clone(),
-                Some(i),
-                Some(rule.id.clone()),
-            )
-        }
-        None => {
-            // No rule fits: the most severe primary, else only consequences were seen.
-            let best = primaries
-                .iter()
-                .copied()
-                .max_by_key(|&i| (events[i].severity, std::cmp::Reverse(i)));
-            match best {
-                Some(i) => {
-                    let e = &events[i];
-                    let (resp, acts) = advice(catalog, e);
-                    (
-                        e.layer,
-                        0.5,
-                        format!(
-                            "{} on {}",
-                            catalog.title(&e.kind, e.code),
-                            e.host.clone().unwrap_or_else(|| "(unknown host)".into())
-                        ),
-                        resp,
-                        acts,
-                        Some(i),
-                        None,
-                    )
-                }
-                None => {
-                    if !kernel_inputs {
-                        missing.push(
-                            "no kernel log (dmesg, syslog or journal) of the job's hosts was given"
-                                .to_string(),
-                        );
-                    }
-                    missing.push(
-                        "no GPU, host or network fault was found beneath the job's errors"
-                            .to_string(),
-                    );
-                    let mut suspect = String::new();
-                    if let Some(&i) = members.iter().find(|&&i| {
-                        events[i].kind == "process_exit"
-                            && events[i]
-                                .attrs
-                                .get("root_cause")
-                                .is_some_and(|v| v == "true")
-                    }) {
-                        let e = &events[i];
-                        suspect =
-                            format!(
-                            "; torchrun names rank {} on {} as the first failure (exit code {}{})",
-                            e.rank.map_or("?".to_string(), |r| r.to_string()),
-                            e.host.clone().unwrap_or_else(|| "an unknown host".into()),
-                            e.code.map_or("?".to_string(), |c| c.to_string()),
-                            e.attrs.get("signal").map(|s| format!(", {s}")).unwrap_or_default()
-                        );
-                    }
-                    if let Some(j) = job {
-                        if let Some((r, c)) = j.straggler {
-                            let host = j
-                                .ranks
-                                .iter()
-                                .find(|x| x.rank == r)
-                                .and_then(|x| x.host.clone())
-                                .unwrap_or_else(|| "an unknown host".into());
-                            suspect = format!("; rank {r} on {host} is behind the others (last completed collective {c}): look there first");
-                            missing.push(format!("the kernel log and nvidia-bug-report of {host} (rank {r} fell behind)"));
-                        }
-                        if !j.silent_ranks.is_empty() && j.silent_ranks.len() <= 8 {
-                            let list: Vec<String> =
-                                j.silent_ranks.iter().map(|r| r.to_string()).collect();
-                            missing.push(format!("rank(s) {} logged no timeout while the others did: their own logs and hosts' kernel logs", list.join(", ")));
-                        }
-                    }
-                    let first = members.first().copied();
-                    (
-                        Layer::Unknown,
-                        0.3,
-                        format!("Only consequences were seen ({} events, e.g. collective timeouts or process exits); the first fault is not in these inputs{suspect}", members.len()),
-                        "operator".to_string(),
-                        vec![
-                            "Collect dmesg/journal and nvidia-bug-report.log.gz from every host of the job for the time of the hang".to_string(),
-                            "Compare each rank's last completed collective (the straggler is the suspect)".to_string(),
-                        ],
-                        first,
-                        None,
-                    )
-                }
-            }
-        }
+    let v = match chosen {
+        Some(c) => from_rule(
+            c,
+            &members,
+            events,
+            catalog,
+            cause,
+            !alternatives.is_empty(),
+        ),
+        None => match primaries
+            .iter()
+            .copied()
+            .max_by_key(|&i| (events[i].severity, std::cmp::Reverse(i)))
+        {
+            Some(i) => from_event(i, events, catalog),
+            None => consequences_only(&members, events, kernel_inputs, job, &mut missing),
+        },
     };
     // the cause's kinds on its host (also below the cause's severity) come before, not after
     let is_cause = |i: usize| {
@@ -510,44 +618,30 @@ fn judge(
             p.kinds.contains(&events[i].kind) && events[i].host == events[e].host
         })
     };
+    let mut consequences: BTreeMap<String, u64> = BTreeMap::new();
     for &i in &members {
-        if Some(i) != primary
+        if Some(i) != v.primary
             && !is_cause(i)
             && (rules.is_consequence(&events[i])
-                || primary.is_some_and(|p| events[p].layer != events[i].layer))
+                || v.primary
+                    .is_some_and(|p| events[p].layer != events[i].layer))
         {
             *consequences.entry(events[i].kind.clone()).or_default() += events[i].weight();
         }
     }
-    let mut evidence: Vec<usize> = primary.into_iter().chain(cause).collect();
-    if let Some(p) = primary {
-        let pe = &events[p];
-        for &i in &members {
-            if i == p || evidence.len() >= 12 {
-                continue;
-            }
-            let e = &events[i];
-            let named = chosen.is_some_and(|(r, _)| r.pattern.fits(e));
-            let related = (e.gpu.is_some() && e.gpu == pe.gpu)
-                || (e.kind == pe.kind && e.host == pe.host)
-                || (e.kind == "pcie_aer" && e.host == pe.host)
-                || (named && e.host == pe.host);
-            // one line per kind and code and route (the OS's or the BMC's view; plus every PCIe
-            // report): enough to show the chain
-            let seen = evidence.iter().any(|&j| {
-                events[j].source == e.source
-                    || (e.kind != "pcie_aer"
-                        && events[j].kind == e.kind
-                        && events[j].code == e.code
-                        && events[j].bmc == e.bmc)
-            });
-            if related && !seen && !rules.is_consequence(e) {
-                evidence.push(i);
-            }
-        }
+    let evidence = evidence_of(
+        v.primary,
+        cause,
+        chosen.map(|c| c.rule),
+        &members,
+        events,
+        rules,
+    );
+    let mut summary = v.summary;
+    if let Some((_, Some(why))) = &picked {
+        summary.push_str(&format!(" (the cause before its consequence: {why})"));
     }
-    let mut summary = summary;
-    if let (Some(p), Some(j)) = (primary, job) {
+    if let (Some(p), Some(j)) = (v.primary, job) {
         let pe = &events[p];
         let rank = pe.rank.or_else(|| {
             j.ranks
@@ -555,12 +649,12 @@ fn judge(
                 .find(|r| r.gpu.is_some() && r.gpu == pe.gpu && r.host == pe.host)
                 .map(|r| r.rank)
         });
-        if let Some(r) = rank.filter(|_| !summary.contains("(rank") && layer != Layer::Unknown) {
+        if let Some(r) = rank.filter(|_| !summary.contains("(rank") && v.layer != Layer::Unknown) {
             summary.push_str(&format!(" (rank {r})"));
         }
     }
     let cons_total: u64 = consequences.values().sum();
-    if cons_total > 0 && primary.is_some_and(|p| !rules.is_consequence(&events[p])) {
+    if cons_total > 0 && v.primary.is_some_and(|p| !rules.is_consequence(&events[p])) {
         let parts: Vec<String> = consequences
             .iter()
             .map(|(k, n)| format!("{k} ×{n}"))
@@ -570,20 +664,20 @@ fn judge(
     Incident {
         id: String::new(),
         events: members,
-        primary,
-        rule: rule_id,
-        layer,
-        confidence: (confidence.clamp(0.05, 0.99) * 100.0).round() / 100.0,
+        primary: v.primary,
+        rule: v.rule,
+        layer: v.layer,
+        confidence: (v.confidence.clamp(0.05, 0.99) * 100.0).round() / 100.0,
         summary,
         evidence,
-        responsibility,
+        responsibility: v.responsibility,
         alternatives,
-        actions,
-        hosts: hosts.into_iter().collect(),
-        gpus: gpus.into_iter().collect(),
-        ranks: ranks.into_iter().collect(),
+        actions: v.actions,
+        hosts: t.hosts.into_iter().collect(),
+        gpus: t.gpus.into_iter().collect(),
+        ranks: t.ranks.into_iter().collect(),
         consequences,
-        counts,
+        counts: t.counts,
         severity,
         missing,
         slowdown: None,

@@ -285,3 +285,23 @@ pub const DEVICE_PLUGIN_XID48: &str = "I0314 02:13:08.214551       1 health.go:1
 
 pub const DEVICE_PLUGIN_XID74: &str = "I0314 02:13:08.214551       1 health.go:159] XidCriticalError: Xid=74 on Device=GPU-1d245342-6f2f-9b4e-c713-1ef9c187d290; marking device as unhealthy.
 ";
+
+/// Follow-on Xid 45 lines that name the NVLink Xid that caused them (the cause's own lines are
+/// not in the excerpt).
+pub const XID45_CAUSED_BY_149: &str = "Mar 14 02:13:07 node-a kernel: [1795955.589904] NVRM: Xid (PCI:0000:3b:00): 45, pid=4242, name=python3, Ch 00000001 caused by previous Xid 149
+Mar 14 02:13:07 node-a kernel: [1795955.589954] NVRM: Xid (PCI:0000:3c:00): 45, pid=4243, name=python3, Ch 0000000c caused by previous Xid 145
+";
+
+/// Follow-on Xid 45 lines that name another Xid 45: no cause is named.
+pub const XID45_CAUSED_BY_45: &str = "Mar 14 02:13:07 node-a kernel: [1795955.589904] NVRM: Xid (PCI:0000:3b:00): 45, pid=4242, name=python3, channel 0x00000010 caused by previous Xid 45
+";
+
+/// A GPU that fails to initialize on a host whose kernel module and user-space driver differ.
+pub const API_MISMATCH_THEN_INIT_FAILURE: &str = "Mar 14 02:13:00 node-a kernel: [   27.950245] NVRM: API mismatch: the client has the version 550.90.07, but
+Mar 14 02:13:00 node-a kernel: [   27.950246] NVRM: this kernel module has the version 550.54.15.  Please
+Mar 14 02:13:05 node-a kernel: [   32.250408] NVRM: GPU 0000:3b:00.0: RmInitAdapter failed! (0x24:0x72:1568)
+";
+
+/// The same failure to initialize with no mismatch anywhere.
+pub const INIT_FAILURE_ALONE: &str = "Mar 14 02:13:05 node-a kernel: [   32.250408] NVRM: GPU 0000:3b:00.0: RmInitAdapter failed! (0x24:0x72:1568)
+";

@@ -1,0 +1,150 @@
+//! Cause before consequence: every rule that fits an incident offers a candidate (its earliest
+//! fitting event); a candidate whose event another candidate's event explains (the `[[explains]]`
+//! tables of the rules, or an event that names the Xid it was caused by) cannot name the cause,
+//! whatever the order of the rules. The order decides only among the candidates nothing explains.
+
+use super::fits;
+use crate::catalog::Catalog;
+use crate::rules::{Explains, Rule, RuleSet};
+use crate::timeline::Event;
+
+/// A rule that fits an incident, with the event it fits first.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Candidate<'r> {
+    /// The rule.
+    pub rule: &'r Rule,
+    /// Index of its event in the timeline.
+    pub event: usize,
+}
+
+/// One candidate per fitting rule, in rule order.
+pub(super) fn candidates<'r>(
+    members: &[usize],
+    primaries: &[usize],
+    events: &[Event],
+    rules: &'r RuleSet,
+    catalog: &Catalog,
+) -> Vec<Candidate<'r>> {
+    let mut out = Vec::new();
+    for rule in &rules.rules {
+        if rule.layer_from.as_deref() == Some("caused_by_xid") {
+            // only a named cause the catalog knows, and not itself a follow-on, is informative
+            let informative = |e: &Event| {
+                e.attrs
+                    .get("caused_by_xid")
+                    .and_then(|v| v.parse::<i64>().ok())
+                    .and_then(|n| catalog.xid.get(&n))
+                    .is_some_and(|x| !x.sympathetic)
+            };
+            if let Some(i) = members.iter().copied().find(|&i| {
+                informative(&events[i]) && fits(rule, &events[i], events, members, catalog)
+            }) {
+                out.push(Candidate { rule, event: i });
+            }
+            continue;
+        }
+        let pool: &[usize] = if rule.pattern.on_consequences {
+            members
+        } else {
+            primaries
+        };
+        if let Some(i) = pool
+            .iter()
+            .copied()
+            .find(|&i| fits(rule, &events[i], events, members, catalog))
+        {
+            out.push(Candidate { rule, event: i });
+        }
+    }
+    out
+}
+
+/// Whether `cause` comes no later than `effect` (plus `after_s`): by wall time when both have
+/// one, by uptime within one boot of one host, else by timeline order.
+fn no_later(cause: &Event, effect: &Event, ci: usize, ei: usize, after_s: i64) -> bool {
+    match (cause.time_us, effect.time_us) {
+        (Some(c), Some(e)) => c <= e + after_s.max(0) * 1_000_000,
+        _ => match (cause.uptime_us, effect.uptime_us) {
+            (Some(c), Some(e)) if cause.host == effect.host && cause.boot == effect.boot => c <= e,
+            _ => ci <= ei,
+        },
+    }
+}
+
+/// Same host (or no host named by either), and the same GPU when both name one.
+fn same_place(cause: &Event, effect: &Event) -> bool {
+    let host = cause.host.is_none() || effect.host.is_none() || cause.host == effect.host;
+    let gpu = match (&cause.gpu, &effect.gpu) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    };
+    host && gpu
+}
+
+/// The `[[explains]]` entry by which `events[ci]` explains `events[ei]`, if any.
+pub(super) fn explains<'a>(
+    table: &'a [Explains],
+    events: &[Event],
+    ci: usize,
+    ei: usize,
+) -> Option<&'a Explains> {
+    if ci == ei {
+        return None;
+    }
+    let (c, e) = (&events[ci], &events[ei]);
+    if !same_place(c, e) {
+        return None;
+    }
+    table.iter().find(|x| {
+        x.cause.contains(&c.kind)
+            && x.effect.contains(&e.kind)
+            && (x.cause_min_severity.is_none_or(|s| c.severity >= s))
+            && no_later(c, e, ci, ei, x.after_s)
+    })
+}
+
+/// Whether `events[ei]` names the Xid it was caused by and `events[ci]` is that Xid.
+pub(super) fn named_cause(events: &[Event], ci: usize, ei: usize) -> bool {
+    let (c, e) = (&events[ci], &events[ei]);
+    let Some(n) = e
+        .attrs
+        .get("caused_by_xid")
+        .and_then(|v| v.parse::<i64>().ok())
+    else {
+        return false;
+    };
+    c.kind == "xid" && c.code == Some(n) && same_place(c, e) && ci != ei
+}
+
+/// Index of the candidate that names the cause: the first in rule order that no other
+/// candidate's event explains; with a reason when it displaced an earlier candidate.
+pub(super) fn pick(
+    cands: &[Candidate<'_>],
+    events: &[Event],
+    rules: &RuleSet,
+) -> Option<(usize, Option<String>)> {
+    let explained_by = |k: usize| -> Option<(usize, String)> {
+        let ei = cands[k].event;
+        cands.iter().enumerate().find_map(|(j, c)| {
+            if j == k || c.event == ei {
+                return None;
+            }
+            if named_cause(events, c.event, ei) {
+                return Some((j, "the driver names it as the cause".to_string()));
+            }
+            explains(&rules.explains, events, c.event, ei).map(|x| (j, x.reason.clone()))
+        })
+    };
+    let first = (0..cands.len()).find(|&k| explained_by(k).is_none());
+    match first {
+        Some(0) => Some((0, None)),
+        Some(k) => {
+            // why the first candidate in rule order did not decide
+            let note = explained_by(0).map(|(_, why)| why);
+            Some((k, note))
+        }
+        // every candidate is explained by another (a cycle): keep the rule order
+        None if !cands.is_empty() => Some((0, None)),
+        None => None,
+    }
+}
