@@ -74,6 +74,10 @@ pub struct SxidEntry {
     pub actions: Vec<String>,
     /// How other tools treat it.
     pub other_tools: String,
+    /// Why the code is safe to ignore, when NVIDIA's catalog says it is: such an event never
+    /// decides an incident's layer on its own.
+    #[serde(default)]
+    pub benign: Option<String>,
 }
 
 /// A DCGM failure code as reported by `dcgmi diag`.
@@ -230,6 +234,15 @@ impl Catalog {
             && code
                 .and_then(|c| self.xid.get(&c))
                 .is_some_and(|x| x.sympathetic)
+    }
+
+    /// Why an event is safe to ignore (an SXid, or the NVLink event derived from it, whose
+    /// catalog entry says so), if it is.
+    pub fn benign(&self, kind: &str, code: Option<i64>, from_switch: bool) -> Option<&str> {
+        let sxid = kind == "sxid" || (kind == "nvlink_error" && from_switch);
+        code.filter(|_| sxid)
+            .and_then(|c| self.sxid.get(&c))
+            .and_then(|x| x.benign.as_deref())
     }
 
     /// True for codes that keep an incident open longer.

@@ -18,6 +18,13 @@ pub struct Grouping {
     pub gap_s: i64,
     /// Gap after a sticky code (74, 79, 95, 109, 119).
     pub sticky_gap_s: i64,
+    /// Events this soon after a boot or a driver load (seconds) are the bring-up's.
+    #[serde(default = "default_bring_up_s")]
+    pub bring_up_s: i64,
+}
+
+fn default_bring_up_s() -> i64 {
+    300
 }
 
 /// Events that are consequences of a primary fault.
@@ -297,6 +304,7 @@ impl RuleSet {
             grouping: base.grouping.unwrap_or(Grouping {
                 gap_s: 1800,
                 sticky_gap_s: 10800,
+                bring_up_s: default_bring_up_s(),
             }),
             consequences: base.consequences.unwrap_or_default(),
             rules: base.rule,

@@ -528,6 +528,105 @@ fn consequences_only(
     }
 }
 
+/// The likeliest layers beneath consequences alone, ranked: transport errors point at the
+/// network first; collective timeouts without them at a rank that stopped calling collectives
+/// (a hang, a desync, uneven work) first.
+fn suspects(members: &[usize], events: &[Event]) -> Vec<Alternative> {
+    let first = |kind: &str| members.iter().map(|&i| &events[i]).find(|e| e.kind == kind);
+    let at = |e: &Event| format!(" ({}:{})", e.source.path, e.source.line);
+    let app = |e: &Event, c: f64| Alternative {
+        layer: Layer::Application,
+        confidence: c,
+        summary: format!(
+            "a rank stopped calling collectives (a hang, a desync or uneven work between ranks){}",
+            at(e)
+        ),
+    };
+    let net = |e: &Event, c: f64| Alternative {
+        layer: Layer::NetworkStorage,
+        confidence: c,
+        summary: format!(
+            "the transport between the ranks failed (NCCL network errors){}",
+            at(e)
+        ),
+    };
+    match (first("nccl_error"), first("nccl_timeout")) {
+        (Some(e), t) => vec![net(e, 0.25), app(t.unwrap_or(e), 0.15)],
+        (None, Some(t)) => vec![app(t, 0.25), net(t, 0.15)],
+        (None, None) => Vec::new(),
+    }
+}
+
+/// Why an event is safe to ignore on its own (the catalog says so), if it is.
+fn benign<'c>(catalog: &'c Catalog, e: &Event) -> Option<&'c str> {
+    catalog.benign(&e.kind, e.code, e.attrs.contains_key("switch"))
+}
+
+/// Whether an event belongs to the bring-up of its host: this soon after the boot (uptime) or
+/// after a driver load on the host.
+fn at_bring_up(i: usize, events: &[Event], rules: &RuleSet) -> bool {
+    let e = &events[i];
+    let window = rules.grouping.bring_up_s.max(0) as u64 * 1_000_000;
+    if e.uptime_us.is_some_and(|u| u <= window) {
+        return true;
+    }
+    events[..i].iter().rev().any(|d| {
+        d.kind == "driver_load"
+            && d.host == e.host
+            && match (d.time_us, e.time_us, d.uptime_us, e.uptime_us) {
+                (Some(a), Some(b), _, _) => b - a <= window as i64,
+                (_, _, Some(a), Some(b)) => d.boot == e.boot && b.saturating_sub(a) <= window,
+                _ => false,
+            }
+    })
+}
+
+/// Only events that are safe to ignore on their own were seen: the layer is `unknown`, with the
+/// readings ranked (a flood at bring-up points at the bring-up, i.e. the driver stack, before
+/// the parts that raised them), and a note on why they were discounted.
+fn discounted_only(
+    discounted: &[usize],
+    events: &[Event],
+    rules: &RuleSet,
+    catalog: &Catalog,
+) -> (Verdict, Vec<Alternative>, String) {
+    let first = discounted[0];
+    let e = &events[first];
+    let n: u64 = discounted.iter().map(|&i| events[i].weight()).sum();
+    let bring_up = discounted.iter().all(|&i| at_bring_up(i, events, rules));
+    let title = catalog.title(&e.kind, e.code);
+    let host = e.host.clone().unwrap_or_else(|| "(unknown host)".into());
+    let when = if bring_up { " at bring-up" } else { "" };
+    let mut alternatives = Vec::new();
+    if bring_up {
+        alternatives.push(Alternative {
+            layer: Layer::DriverStack,
+            confidence: 0.3,
+            summary: format!("{n} events raised{when} on {host}: a bring-up problem (driver configuration, firmware or virtualization mode) is likelier than {n} failing parts ({}:{})", e.source.path, e.source.line),
+        });
+    }
+    alternatives.push(Alternative {
+        layer: e.layer,
+        confidence: 0.2,
+        summary: format!("{title} on {host} ({}:{})", e.source.path, e.source.line),
+    });
+    let reason = benign(catalog, e).unwrap_or_default();
+    let note = format!("{n} events ({title}) were discounted: {reason}");
+    let v = Verdict {
+        layer: Layer::Unknown,
+        confidence: 0.3,
+        summary: format!("Only events that are safe to ignore on their own were seen{when} on {host}: {n} × {title}"),
+        responsibility: "operator".to_string(),
+        actions: vec![
+            "Compare with a healthy node of the same model: if it raises none of these at driver load, check the driver version, firmware and virtualization settings of this one".to_string(),
+            "Watch for a fatal code on the same links or switches".to_string(),
+        ],
+        primary: Some(first),
+        rule: None,
+    };
+    (v, alternatives, note)
+}
+
 /// The evidence: the primary, the cause a rule named, then related events (same GPU, same kind on
 /// the host, PCIe reports of the host, other events the rule fits), one per kind, code and route.
 fn evidence_of(
@@ -580,15 +679,20 @@ fn judge(
         .map(|&i| events[i].severity)
         .max()
         .unwrap_or(Severity::Warning);
+    let discounted: Vec<usize> = members
+        .iter()
+        .copied()
+        .filter(|&i| benign(catalog, &events[i]).is_some())
+        .collect();
     let primaries: Vec<usize> = members
         .iter()
         .copied()
-        .filter(|&i| !rules.is_consequence(&events[i]))
+        .filter(|&i| !rules.is_consequence(&events[i]) && !discounted.contains(&i))
         .collect();
     let cands = choose::candidates(&members, &primaries, events, rules, catalog);
     let picked = choose::pick(&cands, events, rules);
     let chosen = picked.as_ref().map(|(k, _)| cands[*k]);
-    let alternatives = alternatives_of(&cands, picked.as_ref().map(|p| p.0), events, catalog);
+    let mut alternatives = alternatives_of(&cands, picked.as_ref().map(|p| p.0), events, catalog);
     let t = tally(&members, events, rules);
     let mut missing = Vec::new();
     // the earlier event a rule names as the cause (a BMC alert before a GPU loss)
@@ -609,7 +713,16 @@ fn judge(
             .max_by_key(|&i| (events[i].severity, std::cmp::Reverse(i)))
         {
             Some(i) => from_event(i, events, catalog),
-            None => consequences_only(&members, events, kernel_inputs, job, &mut missing),
+            None if !discounted.is_empty() => {
+                let d = discounted_only(&discounted, events, rules, catalog);
+                alternatives = d.1;
+                missing.push(d.2);
+                d.0
+            }
+            None => {
+                alternatives = suspects(&members, events);
+                consequences_only(&members, events, kernel_inputs, job, &mut missing)
+            }
         },
     };
     // the cause's kinds on its host (also below the cause's severity) come before, not after
