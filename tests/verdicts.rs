@@ -18,6 +18,7 @@ const MAX_OVERCONFIDENCE: f64 = 0.1;
 const MIN_BUCKET: usize = 4;
 
 struct Scored {
+    folder: &'static str,
     name: String,
     layer: String,
     ok: bool,
@@ -42,7 +43,7 @@ fn accepted(expected: &Value) -> Vec<String> {
     ok
 }
 
-fn score(name: &str, report: &Value, expected: &Value) -> Scored {
+fn score(folder: &'static str, name: &str, report: &Value, expected: &Value) -> Scored {
     let ok_layers = accepted(expected);
     let layer = report["verdict"]["root_cause_layer"]
         .as_str()
@@ -70,6 +71,7 @@ fn score(name: &str, report: &Value, expected: &Value) -> Scored {
         .unwrap_or("unknown");
     let ok = ok_layers.contains(&layer);
     Scored {
+        folder,
         name: name.to_string(),
         ok,
         top2: ok || second.is_some_and(|s| ok_layers.iter().any(|l| l == s)),
@@ -103,7 +105,7 @@ fn verdicts_beat_the_naive_reading_and_their_confidence_is_calibrated() {
             let files = case_files(&dir);
             let refs: Vec<&str> = files.iter().map(String::as_str).collect();
             let name = format!("{folder}/{}", dir.file_name().unwrap().to_string_lossy());
-            all.push(score(&name, &analyze_json(&refs), &expected));
+            all.push(score(folder, &name, &analyze_json(&refs), &expected));
         }
     }
     if all.is_empty() {
@@ -120,6 +122,19 @@ fn verdicts_beat_the_naive_reading_and_their_confidence_is_calibrated() {
         100.0 * top2,
         100.0 * naive
     );
+    for folder in ["corpus-real", "corpus-real-next"] {
+        let part: Vec<&Scored> = all.iter().filter(|s| s.folder == folder).collect();
+        let m = part.len().max(1) as f64;
+        let pct =
+            |f: &dyn Fn(&&Scored) -> bool| 100.0 * part.iter().filter(|s| f(s)).count() as f64 / m;
+        eprintln!(
+            "  {folder}: {} cases, top-1 {:.1}%, top-2 {:.1}%, naive {:.1}%",
+            part.len(),
+            pct(&|s| s.ok),
+            pct(&|s| s.top2),
+            pct(&|s| s.naive)
+        );
+    }
     for s in all.iter().filter(|s| !s.ok) {
         eprintln!(
             "  wrong: {} gave {} (top-2 {})",
