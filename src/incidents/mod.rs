@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 mod cause;
 mod choose;
+mod confidence;
 mod drift;
 mod topo;
 
@@ -433,7 +434,7 @@ fn from_rule(
     }
     Verdict {
         layer: rule_layer(rule, &events[i], catalog),
-        confidence: rule.confidence - if has_alternatives { 0.1 } else { 0.0 },
+        confidence: confidence::of_rule(rule, i, members, events, has_alternatives),
         summary,
         responsibility: rule.responsibility.clone(),
         actions: rule.actions.clone(),
