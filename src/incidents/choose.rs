@@ -3,7 +3,7 @@
 //! tables of the rules, or an event that names the Xid it was caused by) cannot name the cause,
 //! whatever the order of the rules. The order decides only among the candidates nothing explains.
 
-use super::fits;
+use super::facts::{Facts, RuleFacts};
 use crate::catalog::Catalog;
 use crate::rules::{Explains, Rule, RuleSet};
 use crate::timeline::Event;
@@ -25,34 +25,27 @@ pub(super) fn candidates<'r>(
     rules: &'r RuleSet,
     catalog: &Catalog,
 ) -> Vec<Candidate<'r>> {
+    let mut facts = Facts::new(events, members, catalog);
     let mut out = Vec::new();
+    // only a named cause the catalog knows, and not itself a follow-on, is informative
+    let informative = |e: &Event| {
+        e.attrs
+            .get("caused_by_xid")
+            .and_then(|v| v.parse::<i64>().ok())
+            .and_then(|n| catalog.xid.get(&n))
+            .is_some_and(|x| !x.sympathetic)
+    };
     for rule in &rules.rules {
-        if rule.layer_from.as_deref() == Some("caused_by_xid") {
-            // only a named cause the catalog knows, and not itself a follow-on, is informative
-            let informative = |e: &Event| {
-                e.attrs
-                    .get("caused_by_xid")
-                    .and_then(|v| v.parse::<i64>().ok())
-                    .and_then(|n| catalog.xid.get(&n))
-                    .is_some_and(|x| !x.sympathetic)
-            };
-            if let Some(i) = members.iter().copied().find(|&i| {
-                informative(&events[i]) && fits(rule, &events[i], events, members, catalog)
-            }) {
-                out.push(Candidate { rule, event: i });
-            }
-            continue;
-        }
-        let pool: &[usize] = if rule.pattern.on_consequences {
+        let by_named_cause = rule.layer_from.as_deref() == Some("caused_by_xid");
+        let pool: &[usize] = if rule.pattern.on_consequences || by_named_cause {
             members
         } else {
             primaries
         };
-        if let Some(i) = pool
-            .iter()
-            .copied()
-            .find(|&i| fits(rule, &events[i], events, members, catalog))
-        {
+        let mut rf = RuleFacts::default();
+        if let Some(i) = pool.iter().copied().find(|&i| {
+            (!by_named_cause || informative(&events[i])) && facts.fits(rule, &mut rf, &events[i])
+        }) {
             out.push(Candidate { rule, event: i });
         }
     }

@@ -4,7 +4,7 @@
 use crate::catalog::Catalog;
 use crate::job::JobInfo;
 use crate::model::{Layer, Severity};
-use crate::rules::{Match, Rule, RuleSet};
+use crate::rules::{Rule, RuleSet};
 use crate::timeline::Event;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -12,6 +12,7 @@ mod cause;
 mod choose;
 mod confidence;
 mod drift;
+mod facts;
 mod topo;
 
 pub use drift::{add_driver_drift, ago};
@@ -181,120 +182,6 @@ pub fn renumber(incidents: &mut [Incident]) {
     incidents.sort_by(|a, b| a.events.first().cmp(&b.events.first()));
     for (n, inc) in incidents.iter_mut().enumerate() {
         inc.id = format!("i{}", n + 1);
-    }
-}
-
-/// Distinct non-sympathetic Xid codes on a GPU (bus id on one host: identical servers share bus
-/// ids), counted only when they span at least two layers (several memory Xids of one ECC event
-/// are one fault, not a repeat offender).
-fn distinct_codes_on_gpu(
-    events: &[Event],
-    members: &[usize],
-    on: &Event,
-    catalog: &Catalog,
-) -> usize {
-    let mut codes = BTreeSet::new();
-    let mut layers = BTreeSet::new();
-    for e in members.iter().map(|&i| &events[i]) {
-        if e.kind == "xid"
-            && e.gpu.is_some()
-            && e.gpu == on.gpu
-            && e.host == on.host
-            && !catalog.is_sympathetic("xid", e.code)
-        {
-            if let Some(c) = e.code {
-                codes.insert(c);
-                layers.insert(e.layer);
-            }
-        }
-    }
-    if layers.len() >= 2 {
-        codes.len()
-    } else {
-        0
-    }
-}
-
-/// Distinct processes whose events fitting `m` name the same GPU (on the same host) and the same
-/// GPC and TPC as `on`; 0 when `on` names no compute unit.
-fn processes_on_unit(m: &Match, events: &[Event], members: &[usize], on: &Event) -> usize {
-    let unit = |e: &Event| (e.attrs.get("gpc").cloned(), e.attrs.get("tpc").cloned());
-    let (Some(_), Some(_), Some(_)) = (&on.gpu, on.attrs.get("gpc"), on.attrs.get("tpc")) else {
-        return 0;
-    };
-    members
-        .iter()
-        .map(|&i| &events[i])
-        .filter(|e| m.fits(e) && e.gpu == on.gpu && e.host == on.host && unit(e) == unit(on))
-        .filter_map(|e| e.attrs.get("pid"))
-        .collect::<BTreeSet<_>>()
-        .len()
-}
-
-/// A collective's operation type and input size, as a watchdog line names them.
-type OpAndSize<'a> = (Option<&'a String>, Option<&'a String>);
-
-/// Ranks waited in different collectives: several operation types, or one sequence number with
-/// different operations or sizes.
-fn desync(events: &[Event], members: &[usize]) -> bool {
-    let timeouts: Vec<&Event> = members
-        .iter()
-        .map(|&i| &events[i])
-        .filter(|e| e.kind == "nccl_timeout")
-        .collect();
-    let ops: BTreeSet<&str> = timeouts
-        .iter()
-        .filter_map(|e| e.attrs.get("op").map(String::as_str))
-        .collect();
-    if ops.len() >= 2 {
-        return true;
-    }
-    let mut per_seq: BTreeMap<&str, BTreeSet<OpAndSize>> = BTreeMap::new();
-    for e in &timeouts {
-        if let Some(seq) = e.attrs.get("seq") {
-            per_seq
-                .entry(seq.as_str())
-                .or_default()
-                .insert((e.attrs.get("op"), e.attrs.get("numel_in")));
-        }
-    }
-    per_seq.values().any(|v| v.len() >= 2)
-}
-
-fn fits(rule: &Rule, e: &Event, events: &[Event], members: &[usize], catalog: &Catalog) -> bool {
-    let m = &rule.pattern;
-    if !m.fits(e) {
-        return false;
-    }
-    if let Some(n) = m.min_distinct_codes_on_gpu {
-        if e.gpu.is_none() || distinct_codes_on_gpu(events, members, e, catalog) < n {
-            return false;
-        }
-    }
-    if let Some(n) = m.min_processes_same_unit {
-        if processes_on_unit(m, events, members, e) < n {
-            return false;
-        }
-    }
-    if let Some(n) = m.min_count {
-        let seen: u64 = members
-            .iter()
-            .filter(|&&i| m.fits(&events[i]))
-            .map(|&i| events[i].weight())
-            .sum();
-        if seen < n as u64 {
-            return false;
-        }
-    }
-    if let Some(p) = &m.preceded_by {
-        if !members.iter().any(|&c| p.fits(&events[c], e)) {
-            return false;
-        }
-    }
-    match m.fact.as_deref() {
-        Some("desync") => desync(events, members),
-        Some(_) => false,
-        None => true,
     }
 }
 
@@ -564,19 +451,17 @@ fn benign<'c>(catalog: &'c Catalog, e: &Event) -> Option<&'c str> {
 }
 
 /// Whether an event belongs to the bring-up of its host: this soon after the boot (uptime) or
-/// after a driver load on the host.
-fn at_bring_up(i: usize, events: &[Event], rules: &RuleSet) -> bool {
-    let e = &events[i];
+/// after one of the driver loads `loads` on the host.
+fn at_bring_up(e: &Event, loads: &[&Event], rules: &RuleSet) -> bool {
     let window = rules.grouping.bring_up_s.max(0) as u64 * 1_000_000;
     if e.uptime_us.is_some_and(|u| u <= window) {
         return true;
     }
-    events[..i].iter().rev().any(|d| {
-        d.kind == "driver_load"
-            && d.host == e.host
+    loads.iter().any(|d| {
+        d.host == e.host
             && match (d.time_us, e.time_us, d.uptime_us, e.uptime_us) {
-                (Some(a), Some(b), _, _) => b - a <= window as i64,
-                (_, _, Some(a), Some(b)) => d.boot == e.boot && b.saturating_sub(a) <= window,
+                (Some(a), Some(b), _, _) => (0..=window as i64).contains(&(b - a)),
+                (_, _, Some(a), Some(b)) => d.boot == e.boot && b >= a && b - a <= window,
                 _ => false,
             }
     })
@@ -594,7 +479,10 @@ fn discounted_only(
     let first = discounted[0];
     let e = &events[first];
     let n: u64 = discounted.iter().map(|&i| events[i].weight()).sum();
-    let bring_up = discounted.iter().all(|&i| at_bring_up(i, events, rules));
+    let loads: Vec<&Event> = events.iter().filter(|d| d.kind == "driver_load").collect();
+    let bring_up = discounted
+        .iter()
+        .all(|&i| at_bring_up(&events[i], &loads, rules));
     let title = catalog.title(&e.kind, e.code);
     let host = e.host.clone().unwrap_or_else(|| "(unknown host)".into());
     let when = if bring_up { " at bring-up" } else { "" };
@@ -688,7 +576,7 @@ fn judge(
     let primaries: Vec<usize> = members
         .iter()
         .copied()
-        .filter(|&i| !rules.is_consequence(&events[i]) && !discounted.contains(&i))
+        .filter(|&i| !rules.is_consequence(&events[i]) && benign(catalog, &events[i]).is_none())
         .collect();
     let cands = choose::candidates(&members, &primaries, events, rules, catalog);
     let picked = choose::pick(&cands, events, rules);

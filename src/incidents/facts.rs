@@ -1,0 +1,199 @@
+//! What a rule asks of the whole incident beyond its own event (how many events fit, distinct
+//! codes on the event's GPU, processes on one compute unit, an earlier cause, a desync), answered
+//! from indexes built once per incident and rule, so judging stays near-linear in the events
+//! (a scan of every member per candidate event was quadratic on logs with many GPUs and codes).
+
+use crate::catalog::Catalog;
+use crate::rules::{Preceded, Rule};
+use crate::timeline::Event;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// (host, GPU).
+type GpuKey = (Option<String>, Option<String>);
+/// (host, GPU, GPC, TPC).
+type UnitKey = (Option<String>, Option<String>, String, String);
+/// Per GPU: distinct Xid codes and the layers they span.
+type CodesOnGpu = BTreeMap<GpuKey, (BTreeSet<i64>, BTreeSet<&'static str>)>;
+/// A collective's operation type and input size, as a watchdog line names them.
+type OpAndSize<'e> = (Option<&'e String>, Option<&'e String>);
+
+/// The incident's indexes, filled on first use.
+pub(super) struct Facts<'a> {
+    events: &'a [Event],
+    members: &'a [usize],
+    catalog: &'a Catalog,
+    /// Per GPU: distinct non-sympathetic Xid codes and their layers.
+    codes: Option<CodesOnGpu>,
+    desync: Option<bool>,
+}
+
+/// Per rule: what its incident-level conditions need.
+#[derive(Default)]
+pub(super) struct RuleFacts {
+    count: Option<u64>,
+    units: Option<BTreeMap<UnitKey, BTreeSet<String>>>,
+    /// Per host: sorted times of the events that fit `preceded_by`.
+    causes: Option<BTreeMap<Option<String>, Vec<i64>>>,
+}
+
+impl<'a> Facts<'a> {
+    /// Facts of one incident.
+    pub fn new(events: &'a [Event], members: &'a [usize], catalog: &'a Catalog) -> Facts<'a> {
+        Facts {
+            events,
+            members,
+            catalog,
+            codes: None,
+            desync: None,
+        }
+    }
+
+    fn member_events(&self) -> impl Iterator<Item = &'a Event> + '_ {
+        self.members.iter().map(|&i| &self.events[i])
+    }
+
+    /// Distinct non-sympathetic Xid codes on `e`'s GPU (same host), counted only when they span
+    /// at least two layers (several memory Xids of one ECC event are one fault).
+    fn distinct_codes(&mut self, e: &Event) -> usize {
+        if self.codes.is_none() {
+            let mut m: BTreeMap<GpuKey, (BTreeSet<i64>, BTreeSet<&'static str>)> = BTreeMap::new();
+            for x in self.member_events() {
+                if x.kind == "xid" && x.gpu.is_some() && !self.catalog.is_sympathetic("xid", x.code)
+                {
+                    if let Some(c) = x.code {
+                        let slot = m.entry((x.host.clone(), x.gpu.clone())).or_default();
+                        slot.0.insert(c);
+                        slot.1.insert(x.layer.as_str());
+                    }
+                }
+            }
+            self.codes = Some(m);
+        }
+        let key = (e.host.clone(), e.gpu.clone());
+        match self.codes.as_ref().and_then(|m| m.get(&key)) {
+            Some((codes, layers)) if layers.len() >= 2 => codes.len(),
+            _ => 0,
+        }
+    }
+
+    /// Ranks waited in different collectives: several operation types, or one sequence number
+    /// with different operations or sizes.
+    fn desync(&mut self) -> bool {
+        if let Some(d) = self.desync {
+            return d;
+        }
+        let timeouts: Vec<&Event> = self
+            .member_events()
+            .filter(|e| e.kind == "nccl_timeout")
+            .collect();
+        let ops: BTreeSet<&str> = timeouts
+            .iter()
+            .filter_map(|e| e.attrs.get("op").map(String::as_str))
+            .collect();
+        let mut per_seq: BTreeMap<&str, BTreeSet<OpAndSize>> = BTreeMap::new();
+        for e in &timeouts {
+            if let Some(seq) = e.attrs.get("seq") {
+                per_seq
+                    .entry(seq.as_str())
+                    .or_default()
+                    .insert((e.attrs.get("op"), e.attrs.get("numel_in")));
+            }
+        }
+        let d = ops.len() >= 2 || per_seq.values().any(|v| v.len() >= 2);
+        self.desync = Some(d);
+        d
+    }
+
+    /// Whether `e` fits `rule`, its own pattern and the incident-level conditions.
+    pub fn fits(&mut self, rule: &Rule, rf: &mut RuleFacts, e: &Event) -> bool {
+        let m = &rule.pattern;
+        if !m.fits(e) {
+            return false;
+        }
+        if let Some(n) = m.min_distinct_codes_on_gpu {
+            if e.gpu.is_none() || self.distinct_codes(e) < n {
+                return false;
+            }
+        }
+        if let Some(n) = m.min_processes_same_unit {
+            if self.processes_on_unit(rule, rf, e) < n {
+                return false;
+            }
+        }
+        if let Some(n) = m.min_count {
+            let members = self.member_events();
+            let seen = *rf
+                .count
+                .get_or_insert_with(|| members.filter(|x| m.fits(x)).map(Event::weight).sum());
+            if seen < n as u64 {
+                return false;
+            }
+        }
+        if let Some(p) = &m.preceded_by {
+            if !self.preceded(p, rf, e) {
+                return false;
+            }
+        }
+        match m.fact.as_deref() {
+            Some("desync") => self.desync(),
+            Some(_) => false,
+            None => true,
+        }
+    }
+
+    /// Distinct processes whose events fitting the rule name `e`'s GPU (same host) and its GPC
+    /// and TPC; 0 when `e` names no compute unit.
+    fn processes_on_unit(&self, rule: &Rule, rf: &mut RuleFacts, e: &Event) -> usize {
+        let unit = |x: &Event| -> Option<UnitKey> {
+            Some((
+                x.host.clone(),
+                Some(x.gpu.clone()?),
+                x.attrs.get("gpc")?.clone(),
+                x.attrs.get("tpc")?.clone(),
+            ))
+        };
+        let Some(key) = unit(e) else { return 0 };
+        let units = rf.units.get_or_insert_with(|| {
+            let mut m: BTreeMap<UnitKey, BTreeSet<String>> = BTreeMap::new();
+            for x in self.members.iter().map(|&i| &self.events[i]) {
+                if !rule.pattern.fits(x) {
+                    continue;
+                }
+                if let (Some(k), Some(pid)) = (unit(x), x.attrs.get("pid")) {
+                    m.entry(k).or_default().insert(pid.clone());
+                }
+            }
+            m
+        });
+        units.get(&key).map_or(0, BTreeSet::len)
+    }
+
+    /// Whether an event of `p`'s kinds lies on `e`'s host within `p`'s window around it.
+    fn preceded(&self, p: &Preceded, rf: &mut RuleFacts, e: &Event) -> bool {
+        let Some(t) = e.time_us else { return false };
+        if e.host.is_none() {
+            return false;
+        }
+        let causes = rf.causes.get_or_insert_with(|| {
+            let mut m: BTreeMap<Option<String>, Vec<i64>> = BTreeMap::new();
+            for c in self.members.iter().map(|&i| &self.events[i]) {
+                if p.kinds.contains(&c.kind) && p.min_severity.is_none_or(|s| c.severity >= s) {
+                    if let (Some(ct), Some(_)) = (c.time_us, &c.host) {
+                        m.entry(c.host.clone()).or_default().push(ct);
+                    }
+                }
+            }
+            for v in m.values_mut() {
+                v.sort_unstable();
+            }
+            m
+        });
+        let Some(times) = causes.get(&e.host) else {
+            return false;
+        };
+        let lo = t - p.within_s * 1_000_000;
+        let hi = t + p.after_s * 1_000_000;
+        let k = times.partition_point(|&c| c < lo);
+        times.get(k).is_some_and(|&c| c <= hi)
+    }
+}
