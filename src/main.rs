@@ -36,6 +36,15 @@ enum Command {
     Scan(ScanArgs),
     /// Fold the JSON Lines of `scan` runs (e.g. the shards of one archive) into one fleet summary.
     Merge(MergeArgs),
+    /// Print a shell completion script, e.g.
+    /// `faultline completions bash > /etc/bash_completion.d/faultline`.
+    Completions {
+        /// The shell: bash, zsh, fish, elvish or powershell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), e.g. `faultline man | man -l -`.
+    Man,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -296,9 +305,76 @@ fn run_analyze(a: AnalyzeArgs, timeline_only: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// The man page: the top-level page (name, synopsis, description, commands), then one section
+/// per subcommand with its synopsis, description and options, all from the clap definition.
+fn man_page() -> Vec<u8> {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    cmd.build();
+    let mut out = Vec::new();
+    let top = clap_mangen::Man::new(cmd.clone());
+    // writing to a Vec cannot fail
+    let _ = top.render_title(&mut out);
+    let _ = top.render_name_section(&mut out);
+    let _ = top.render_synopsis_section(&mut out);
+    let _ = top.render_description_section(&mut out);
+    // the commands are sections of this page, not pages of their own (`faultline-analyze(1)`)
+    let mut subs = Vec::new();
+    let _ = top.render_subcommands_section(&mut subs);
+    let mut subs = String::from_utf8_lossy(&subs).into_owned();
+    for sub in cmd.get_subcommands() {
+        subs = subs.replace(
+            &format!("faultline\\-{}(1)", sub.get_name()),
+            &format!("\\fBfaultline {}\\fR", sub.get_name()),
+        );
+    }
+    out.extend_from_slice(subs.as_bytes());
+    for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+        let name = format!("faultline {}", sub.get_name());
+        let _ = writeln!(out, ".SH \"{}\"", name.to_uppercase());
+        let page = clap_mangen::Man::new(sub.clone());
+        let mut part = Vec::new();
+        let _ = page.render_synopsis_section(&mut part);
+        let _ = page.render_description_section(&mut part);
+        let _ = page.render_options_section(&mut part);
+        // the subcommand's own headings become subsections of its section
+        for line in String::from_utf8_lossy(&part).lines() {
+            match line.strip_prefix(".SH ") {
+                Some(h) => {
+                    let _ = writeln!(out, ".SS {h}");
+                }
+                None => {
+                    let _ = writeln!(out, "{line}");
+                }
+            }
+        }
+    }
+    let _ = top.render_version_section(&mut out);
+    out
+}
+
+/// Writes `bytes` to stdout; a closed pipe (`faultline explain xid 79 | head -1`) is not an error.
+fn print_stdout(bytes: &[u8]) -> ExitCode {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|_| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            eprintln!("faultline: cannot write to stdout: {e}");
+            ExitCode::from(2)
+        }
+        _ => ExitCode::SUCCESS,
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "faultline", &mut out);
+            print_stdout(&out)
+        }
+        Command::Man => print_stdout(&man_page()),
         Command::Analyze(a) => run_analyze(a, false),
         Command::Timeline(a) => run_analyze(a, true),
         Command::Scan(a) => run_scan(a),
@@ -306,9 +382,8 @@ fn main() -> ExitCode {
         Command::Explain { what, code } if what == "prefilter" => {
             match faultline::events::RecognizerSet::load(&[]) {
                 Ok(set) => {
-                    println!("{}", set.prefilter_literals.join("\n"));
                     let _ = code;
-                    ExitCode::SUCCESS
+                    print_stdout(format!("{}\n", set.prefilter_literals.join("\n")).as_bytes())
                 }
                 Err(e) => {
                     eprintln!("faultline: {e}");
@@ -319,10 +394,7 @@ fn main() -> ExitCode {
         Command::Explain { what, code } => {
             let catalog = faultline::catalog::Catalog::builtin();
             match faultline::explain::explain(&catalog, &what, code.as_deref()) {
-                Some(t) => {
-                    print!("{t}");
-                    ExitCode::SUCCESS
-                }
+                Some(t) => print_stdout(t.as_bytes()),
                 None => {
                     eprintln!(
                         "faultline: nothing known about `{what}{}`",
@@ -576,4 +648,54 @@ fn load_knowledge(files: &[String]) -> Result<Knowledge, ExitCode> {
         eprintln!("faultline: rules: {e}");
         ExitCode::from(2)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn completions(shell: clap_complete::Shell) -> String {
+        let mut out = Vec::new();
+        clap_complete::generate(shell, &mut Cli::command(), "faultline", &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    /// Every subcommand and every long flag of every subcommand, from the clap definition, is
+    /// offered by the bash, zsh and fish completions and documented in the man page.
+    #[test]
+    fn every_subcommand_and_long_flag_is_in_the_completions_and_the_man_page() {
+        // roff escapes dashes: `\-\-max\-depth`
+        let man = String::from_utf8(man_page()).unwrap().replace("\\-", "-");
+        let bash = completions(clap_complete::Shell::Bash);
+        let zsh = completions(clap_complete::Shell::Zsh);
+        let fish = completions(clap_complete::Shell::Fish);
+        let cmd = Cli::command();
+        let mut checked = 0;
+        for sub in cmd.get_subcommands() {
+            let name = sub.get_name();
+            assert!(man.contains(&format!("faultline {name}")), "man: {name}");
+            assert!(bash.contains(name), "bash: {name}");
+            assert!(zsh.contains(&format!("'{name}:")), "zsh: {name}");
+            assert!(fish.contains(&format!("-a \"{name}\"")), "fish: {name}");
+            for arg in sub.get_arguments() {
+                let Some(long) = arg.get_long() else {
+                    continue;
+                };
+                let flag = format!("--{long}");
+                assert!(man.contains(&flag), "man: {name} {flag}");
+                assert!(bash.contains(&flag), "bash: {name} {flag}");
+                assert!(zsh.contains(&flag), "zsh: {name} {flag}");
+                assert!(fish.contains(&format!("-l {long}")), "fish: {name} {flag}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 30, "only {checked} flags seen");
+        for s in ["bash", "zsh", "fish"] {
+            assert!(
+                Cli::try_parse_from(["faultline", "completions", s]).is_ok(),
+                "{s}"
+            );
+        }
+    }
 }
