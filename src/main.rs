@@ -250,7 +250,7 @@ fn run_analyze(a: AnalyzeArgs, timeline_only: bool) -> ExitCode {
     let analysis = faultline::analyze(&opts, &knowledge);
     if !a.quiet {
         for w in &analysis.warnings {
-            eprintln!("faultline: warning: {w}");
+            eprintln!("faultline: warning: {}", report::terminal_safe(w));
         }
     }
     if analysis.nothing_read() {
@@ -504,7 +504,7 @@ fn run_scan(a: ScanArgs) -> ExitCode {
         let bundles = fleet::scan::select(found.bundles, shard);
         if !a.quiet {
             for n in &found.notes {
-                eprintln!("faultline: note: {n}");
+                eprintln!("faultline: note: {}", report::terminal_safe(n));
             }
         }
         let text = fleet::text::render_list(&bundles);
@@ -552,7 +552,7 @@ fn run_scan(a: ScanArgs) -> ExitCode {
     let result = fleet::scan(&opts, &knowledge);
     if !a.quiet {
         for n in &result.notes {
-            eprintln!("faultline: note: {n}");
+            eprintln!("faultline: note: {}", report::terminal_safe(n));
         }
         let s = &result.summary;
         let secs = result.elapsed.as_secs_f64().max(1e-9);
@@ -596,7 +596,7 @@ fn run_merge(a: MergeArgs) -> ExitCode {
     let m = fleet::merge(&a.files);
     if !a.quiet {
         for w in &m.warnings {
-            eprintln!("faultline: warning: {w}");
+            eprintln!("faultline: warning: {}", report::terminal_safe(w));
         }
     }
     if m.nothing_read() {
