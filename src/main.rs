@@ -63,7 +63,8 @@ struct AnalyzeArgs {
     /// Output format (text on a terminal, JSON otherwise); `html` writes one self-contained page.
     #[arg(long, value_enum)]
     format: Option<OutFormat>,
-    /// Write the report to FILE (atomically; never over an input).
+    /// Write the report to FILE (atomically; a regular file, never an input; `-` is stdout). Its
+    /// extension (.json, .md, .html, .txt) sets the format unless --format is given.
     #[arg(short, long)]
     output: Option<String>,
     /// Year for syslog stamps that carry none.
@@ -147,12 +148,69 @@ fn is_input(target: &std::path::Path, inputs: &[String]) -> bool {
     })
 }
 
-/// Writes the output: to stdout, or to FILE atomically — a new temp file beside it (created
-/// exclusively, so that nothing planted at its name is followed), flushed to disk, then renamed
-/// over FILE. FILE is never an input (nor inside an input folder); on any error the temp file is
-/// removed and FILE is left as it was.
+/// The path of the temp file being written, for the SIGINT/SIGTERM handler to remove; null when
+/// there is none. The C string is leaked on purpose (one per run): the handler may read it at
+/// any time.
+static TEMP_FILE: std::sync::atomic::AtomicPtr<libc::c_char> =
+    std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+
+extern "C" fn remove_temp_and_die(sig: libc::c_int) {
+    let p = TEMP_FILE.swap(std::ptr::null_mut(), std::sync::atomic::Ordering::SeqCst);
+    // only async-signal-safe calls: unlink, signal, raise
+    unsafe {
+        if !p.is_null() {
+            libc::unlink(p);
+        }
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
+}
+
+/// Installs the handler that removes the temp file on SIGINT, SIGTERM and SIGHUP (once).
+fn guard_temp_file(tmp: &std::path::Path) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            // SAFETY: the handler only makes async-signal-safe calls
+            unsafe {
+                let mut sa: libc::sigaction = std::mem::zeroed();
+                sa.sa_sigaction = remove_temp_and_die as *const () as usize;
+                libc::sigemptyset(&mut sa.sa_mask);
+                libc::sigaction(sig, &sa, std::ptr::null_mut());
+            }
+        }
+    });
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(tmp.as_os_str().as_bytes()).ok();
+    let ptr = c.map_or(std::ptr::null_mut(), std::ffi::CString::into_raw);
+    TEMP_FILE.store(ptr, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// The temp file is gone or renamed: the handler has nothing to remove.
+fn release_temp_file() {
+    TEMP_FILE.store(std::ptr::null_mut(), std::sync::atomic::Ordering::SeqCst);
+}
+
+/// `-o -` is stdout, as no `-o` at all.
+fn output_path(o: Option<&str>) -> Option<&str> {
+    o.filter(|p| *p != "-")
+}
+
+/// The extension of `-o FILE`, lower-cased.
+fn extension(output: Option<&str>) -> Option<String> {
+    let p = std::path::Path::new(output_path(output)?);
+    Some(p.extension()?.to_str()?.to_ascii_lowercase())
+}
+
+/// Writes the output: to stdout (no `-o`, or `-o -`), or to FILE atomically — a new temp file
+/// beside it (created exclusively, so that nothing planted at its name is followed), flushed to
+/// disk, then renamed over FILE. FILE is never an input (nor inside an input folder), and when
+/// it exists it must be a regular file: a device, a FIFO, a socket, a folder or a symbolic link
+/// is refused (rename would replace it with a file; use `-o -` or a shell redirection to write
+/// into it). On any error, and on SIGINT/SIGTERM/SIGHUP, the temp file is removed and FILE is
+/// left as it was.
 fn write_output(path: Option<&str>, text: &str, inputs: &[String]) -> std::io::Result<()> {
-    match path {
+    match output_path(path) {
         None => {
             let mut out = std::io::stdout().lock();
             out.write_all(text.as_bytes())?;
@@ -160,6 +218,19 @@ fn write_output(path: Option<&str>, text: &str, inputs: &[String]) -> std::io::R
         }
         Some(p) => {
             let target = std::path::Path::new(p);
+            if let Ok(m) = std::fs::symlink_metadata(target) {
+                let t = m.file_type();
+                if t.is_symlink() {
+                    return Err(std::io::Error::other(format!(
+                        "refusing to replace a symbolic link: {p} (name its target, or use -o - with a redirection)"
+                    )));
+                }
+                if !t.is_file() {
+                    return Err(std::io::Error::other(format!(
+                        "refusing to replace what is not a regular file (device, FIFO, socket or folder): {p} (use -o - with a redirection to write into it)"
+                    )));
+                }
+            }
             if is_input(target, inputs) {
                 return Err(std::io::Error::other(format!(
                     "refusing to write over an input: {p}"
@@ -194,18 +265,45 @@ fn write_output(path: Option<&str>, text: &str, inputs: &[String]) -> std::io::R
                     }
                     Err(e) => return Err(e),
                 };
+                guard_temp_file(&tmp);
                 let written = file
                     .write_all(text.as_bytes())
                     .and_then(|_| file.sync_all())
+                    .map(|_| hold_for_tests())
                     .and_then(|_| std::fs::rename(&tmp, target));
                 if written.is_err() {
                     let _ = std::fs::remove_file(&tmp);
                 }
+                release_temp_file();
                 return written;
             }
             Err(last_err.unwrap_or_else(|| std::io::Error::other("no temp file name left")))
         }
     }
+}
+
+/// Tests only (tests/output.rs): `FAULTLINE_TEST_HOLD_TEMP_MS` keeps the written temp file
+/// that long before the rename, so that a signal can be sent while it exists.
+fn hold_for_tests() {
+    if let Some(ms) = std::env::var("FAULTLINE_TEST_HOLD_TEMP_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        std::thread::sleep(std::time::Duration::from_millis(ms.min(10_000)));
+    }
+}
+
+/// True when stdin reads as /dev/null: nothing was piped in, or stdin was closed (the Rust
+/// runtime opens /dev/null over a closed descriptor 0).
+fn stdin_is_null() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let (Ok(stdin), Ok(null)) = (
+        std::fs::metadata("/proc/self/fd/0").or_else(|_| std::fs::metadata("/dev/stdin")),
+        std::fs::metadata("/dev/null"),
+    ) else {
+        return false;
+    };
+    stdin.rdev() == null.rdev() && stdin.dev() == null.dev() && stdin.ino() == null.ino()
 }
 
 fn run_analyze(a: AnalyzeArgs, timeline_only: bool) -> ExitCode {
@@ -247,7 +345,7 @@ fn run_analyze(a: AnalyzeArgs, timeline_only: bool) -> ExitCode {
         },
         parallel_chunks: true,
     };
-    let analysis = faultline::analyze(&opts, &knowledge);
+    let mut analysis = faultline::analyze(&opts, &knowledge);
     if !a.quiet {
         for w in &analysis.warnings {
             eprintln!("faultline: warning: {}", report::terminal_safe(w));
@@ -257,14 +355,36 @@ fn run_analyze(a: AnalyzeArgs, timeline_only: bool) -> ExitCode {
         eprintln!("faultline: no input could be read");
         return ExitCode::from(2);
     }
+    // stdin that gave nothing: a warning (on the input, and on stderr), not an error
+    for i in analysis.inputs.iter_mut().filter(|i| i.path == "-") {
+        if i.bytes == 0 && i.warnings.is_empty() {
+            let w = if stdin_is_null() {
+                "stdin: nothing to read (stdin is closed or /dev/null)"
+            } else {
+                "stdin: empty (nothing was piped in)"
+            };
+            if !a.quiet {
+                eprintln!("faultline: warning: {w}");
+            }
+            i.warnings.push(w.to_string());
+        }
+    }
     let rep = report::json::build(&analysis, &knowledge.catalog);
-    let format = a
-        .format
-        .unwrap_or(if std::io::stdout().is_terminal() && a.output.is_none() {
+    // --format, else the extension of -o FILE, else text on a terminal and JSON otherwise
+    let by_extension = match extension(a.output.as_deref()).as_deref() {
+        Some("json") => Some(OutFormat::Json),
+        Some("md" | "markdown") => Some(OutFormat::Markdown),
+        Some("html" | "htm") => Some(OutFormat::Html),
+        Some("txt" | "text") => Some(OutFormat::Text),
+        _ => None,
+    };
+    let format = a.format.or(by_extension).unwrap_or(
+        if std::io::stdout().is_terminal() && output_path(a.output.as_deref()).is_none() {
             OutFormat::Text
         } else {
             OutFormat::Json
-        });
+        },
+    );
     let redactor = (a.redact || a.redact_serials).then(|| {
         report::redact::Redactor::new(&report::known_hosts(&analysis), a.redact_serials)
             .with_serials(&report::known_serials(&analysis))
@@ -421,7 +541,8 @@ struct ScanArgs {
     /// Output format (text on a terminal, JSON Lines otherwise).
     #[arg(long, value_enum)]
     format: Option<FleetFormat>,
-    /// Write the output to FILE (atomically; never over an input).
+    /// Write the output to FILE (atomically; a regular file, never an input; `-` is stdout). Its
+    /// extension (.jsonl/.json, .txt) sets the format unless --format is given.
     #[arg(short, long)]
     output: Option<String>,
     /// Take shard K of N (K from 0 to N-1), split by a stable hash of each bundle's path
@@ -475,7 +596,8 @@ struct MergeArgs {
     /// Output format (text on a terminal, JSON Lines otherwise).
     #[arg(long, value_enum)]
     format: Option<FleetFormat>,
-    /// Write the output to FILE (atomically; never over an input).
+    /// Write the output to FILE (atomically; a regular file, never an input; `-` is stdout). Its
+    /// extension (.jsonl/.json, .txt) sets the format unless --format is given.
     #[arg(short, long)]
     output: Option<String>,
     /// No warnings on stderr.
@@ -483,12 +605,21 @@ struct MergeArgs {
     quiet: bool,
 }
 
+/// --format, else the extension of -o FILE (`.jsonl`, `.json`, `.ndjson`; `.txt`), else text on
+/// a terminal and JSON Lines otherwise.
 fn fleet_format(f: Option<FleetFormat>, output: Option<&str>) -> FleetFormat {
-    f.unwrap_or(if std::io::stdout().is_terminal() && output.is_none() {
-        FleetFormat::Text
-    } else {
-        FleetFormat::Jsonl
-    })
+    let by_extension = match extension(output).as_deref() {
+        Some("jsonl" | "json" | "ndjson") => Some(FleetFormat::Jsonl),
+        Some("txt" | "text") => Some(FleetFormat::Text),
+        _ => None,
+    };
+    f.or(by_extension).unwrap_or(
+        if std::io::stdout().is_terminal() && output_path(output).is_none() {
+            FleetFormat::Text
+        } else {
+            FleetFormat::Jsonl
+        },
+    )
 }
 
 fn run_scan(a: ScanArgs) -> ExitCode {
