@@ -141,7 +141,8 @@ pids+=($!)
 up=
 for _ in $(seq 120); do
   state=$(sinfo -h -n "$host" -o %T 2>/dev/null || true)
-  case "$state" in idle*|mix*|alloc*) up=1; break ;; esac
+  # exact states: `idle*` (with the star) is a node that does not respond
+  case "$state" in idle|mixed|allocated) up=1; break ;; esac
   for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null || fail "a daemon exited (pid $p)"; done
   sleep 0.5
 done
