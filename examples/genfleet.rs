@@ -7,7 +7,9 @@
 //! two broken bundles (a truncated archive, a corrupt bug report).
 //!
 //! `cargo run --release --example genfleet -- OUT_DIR [NODES] [KIB_PER_NODE]` (400 nodes of
-//! 512 KiB of kernel log each by default). The same arguments give the same bytes.
+//! 512 KiB of kernel log each by default). The same arguments give the same bytes. Stdout has
+//! one `planted: HOST CODE` line per planted fault (`xid:79`, `xid:48`, `xid:74`, `xid:119`,
+//! `host_oom`) of the readable bundles, which `scripts/slurm-e2e.sh` checks the scan finds.
 
 use flate2::{Compression, GzBuilder};
 use std::fmt::Write as _;
@@ -151,6 +153,17 @@ fn ctime(t: i64) -> String {
     chrono::DateTime::from_timestamp(t, 0)
         .map(|d| d.format("%a %b %e %H:%M:%S UTC %Y").to_string())
         .unwrap_or_default()
+}
+
+/// The key under which a scan's bundle line counts the fault (`counts`).
+fn planted_code(f: Fault) -> &'static str {
+    match f {
+        Fault::FellOff => "xid:79",
+        Fault::Dbe => "xid:48",
+        Fault::NvLink => "xid:74",
+        Fault::Gsp => "xid:119",
+        Fault::HostOom => "host_oom",
+    }
 }
 
 /// The kernel lines of one fault, for a GPU of a node.
@@ -432,6 +445,9 @@ fn main() -> std::io::Result<()> {
         if n.boots.iter().any(|b| !b.faults.is_empty()) {
             faulty.push(n.name.clone());
         }
+        for (_, _, f) in n.boots.iter().flat_map(|b| &b.faults) {
+            println!("planted: {} {}", n.name, planted_code(*f));
+        }
         if idx % 31 == 11 {
             // captured again a fortnight later: the same GPU fails again, a second bundle
             let gpu = idx % 8;
@@ -453,6 +469,7 @@ fn main() -> std::io::Result<()> {
                 again.capture,
             )?;
             bundles += 1;
+            println!("planted: {} {}", again.name, planted_code(Fault::Dbe));
             println!(
                 "repeat offender: {} GPU serial {} (two bundles)",
                 again.name,

@@ -4,6 +4,9 @@
 use super::bundle::BundleLine;
 use super::discovery::Bundle;
 use super::summary::FleetSummary;
+// every string that comes from an input (bundle and file names, hosts, GPU ids, drivers,
+// summaries, warnings) goes through `t` (terminal_safe) before it is written
+use crate::report::terminal_safe as t;
 use std::fmt::Write;
 
 /// `1.5 MB` style sizes (decimal units, as the rates of the benchmark script).
@@ -30,18 +33,18 @@ pub fn render_list(bundles: &[Bundle]) -> String {
         let _ = writeln!(
             s,
             "{}\t{}\t{}\t{} file(s)\t{}\tkey={}",
-            b.name,
+            t(&b.name),
             b.kind.as_str(),
-            b.host_hint.as_deref().unwrap_or("-"),
+            t(b.host_hint.as_deref().unwrap_or("-")),
             b.files.len(),
             human_bytes(b.disk_bytes),
-            b.key
+            t(&b.key)
         );
         if let Some(e) = &b.error {
-            let _ = writeln!(s, "    ! {e}");
+            let _ = writeln!(s, "    ! {}", t(&e.to_string()));
         }
         for f in &b.files {
-            let _ = writeln!(s, "    {}", f.display());
+            let _ = writeln!(s, "    {}", t(&f.display().to_string()));
         }
     }
     let total: u64 = bundles.iter().map(|b| b.disk_bytes).sum();
@@ -60,7 +63,7 @@ fn codes_text(codes: &std::collections::BTreeMap<String, u64>) -> String {
     v.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
     v.iter()
         .take(4)
-        .map(|(k, n)| format!("{k}×{n}"))
+        .map(|(k, n)| format!("{}×{n}", t(k)))
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -72,7 +75,7 @@ fn bundle_rows(s: &mut String, lines: &[BundleLine]) {
         let _ = writeln!(s, "\nBundles with findings ({}):", failing.len());
         let w = failing
             .iter()
-            .map(|l| l.bundle.len())
+            .map(|l| t(&l.bundle).chars().count())
             .max()
             .unwrap_or(0)
             .min(60);
@@ -80,10 +83,10 @@ fn bundle_rows(s: &mut String, lines: &[BundleLine]) {
             let _ = writeln!(
                 s,
                 "  {:<w$}  {:<16} {:<15} {}",
-                l.bundle,
-                l.host.as_deref().unwrap_or("-"),
+                t(&l.bundle),
+                t(l.host.as_deref().unwrap_or("-")),
                 l.verdict.root_cause_layer,
-                l.verdict.summary
+                t(&l.verdict.summary)
             );
         }
     }
@@ -91,7 +94,7 @@ fn bundle_rows(s: &mut String, lines: &[BundleLine]) {
         let _ = writeln!(s, "\nUnreadable bundles ({}):", unreadable.len());
         for l in unreadable {
             let why = l.warnings.first().map(String::as_str).unwrap_or("");
-            let _ = writeln!(s, "  {}  {why}", l.bundle);
+            let _ = writeln!(s, "  {}  {}", t(&l.bundle), t(why));
         }
     }
 }
@@ -131,7 +134,10 @@ pub fn render_summary(f: &FleetSummary, lines: &[BundleLine]) -> String {
             let _ = writeln!(
                 s,
                 "  {:<24} {:>6} {:>8} {:>6}",
-                c.code, c.bundles, c.events, c.hosts
+                t(&c.code),
+                c.bundles,
+                c.events,
+                c.hosts
             );
         }
     }
@@ -151,11 +157,12 @@ pub fn render_summary(f: &FleetSummary, lines: &[BundleLine]) -> String {
             .map(|x| format!("serial {x}"))
             .or_else(|| g.uuids.first().cloned())
             .unwrap_or_else(|| "(no serial or UUID)".into());
+        let id = t(&id);
         let _ = writeln!(
             s,
             "  {id:<24} {} {}  {} occasion(s) in {} bundle(s)  {}",
-            g.hosts.join(","),
-            g.bus_ids.join(","),
+            t(&g.hosts.join(",")),
+            t(&g.bus_ids.join(",")),
             g.occasions,
             g.bundles.len(),
             codes_text(&g.codes)
@@ -169,7 +176,7 @@ pub fn render_summary(f: &FleetSummary, lines: &[BundleLine]) -> String {
         let _ = writeln!(
             s,
             "  {:<24} {} occasion(s), {} failing bundle(s), {} GPU(s) with failures  {}",
-            n.host,
+            t(&n.host),
             n.occasions,
             n.failing,
             n.gpus,
@@ -196,7 +203,7 @@ pub fn render_summary(f: &FleetSummary, lines: &[BundleLine]) -> String {
         let _ = writeln!(
             s,
             "  {:<16} {:>6} {:>6} {:>6.1}%  {}{}",
-            d.version,
+            t(&d.version),
             d.bundles,
             d.failing,
             d.fault_rate * 100.0,

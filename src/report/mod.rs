@@ -9,6 +9,8 @@ pub mod json;
 pub mod markdown;
 pub mod postmortem;
 pub mod redact;
+mod terminal;
+pub use terminal::terminal_safe;
 pub mod text;
 
 /// Formats a UTC microsecond time as `2026-03-14T02:13:07.412000Z`.

@@ -2,6 +2,8 @@
 //! incidents with their verdict and evidence, and the GPU inventory.
 
 use super::json::Report;
+// every string that comes from an input goes through `t` (terminal_safe) before it is written
+use super::terminal_safe as t;
 use std::fmt::Write;
 
 /// Most timeline rows shown before eliding (the JSON keeps all).
@@ -57,7 +59,7 @@ pub fn render(r: &Report) -> String {
         r.tool.version,
         r.verdict.root_cause_layer.to_uppercase()
     );
-    let _ = writeln!(o, "{}", r.verdict.summary);
+    let _ = writeln!(o, "{}", t(&r.verdict.summary));
     let _ = writeln!(o);
     let _ = writeln!(o, "Inputs ({}):", r.inputs.len());
     for i in &r.inputs {
@@ -68,20 +70,20 @@ pub fn render(r: &Report) -> String {
             i.lines,
             i.lines_recognized,
             i.events,
-            i.path,
+            t(&i.path),
             i.host
                 .as_ref()
-                .map(|h| format!("  [{h}]"))
+                .map(|h| format!("  [{}]", t(h)))
                 .unwrap_or_default()
         );
         for w in &i.warnings {
-            let _ = writeln!(o, "      warning: {w}");
+            let _ = writeln!(o, "      warning: {}", t(w));
         }
     }
     for n in &r.notes {
-        let _ = writeln!(o, "  note: {n}");
+        let _ = writeln!(o, "  note: {}", t(n));
     }
-    let _ = writeln!(o, "  accounting: {}", r.accounting.summary);
+    let _ = writeln!(o, "  accounting: {}", t(&r.accounting.summary));
     let _ = writeln!(o);
     let relevant: Vec<_> = r.events.iter().filter(|e| e.severity != "info").collect();
     let _ = writeln!(
@@ -101,10 +103,10 @@ pub fn render(r: &Report) -> String {
             e.id,
             event_time(e),
             e.time_quality,
-            e.host.as_deref().unwrap_or("-"),
-            e.gpu.as_deref().unwrap_or("-"),
-            what,
-            e.title
+            t(e.host.as_deref().unwrap_or("-")),
+            t(e.gpu.as_deref().unwrap_or("-")),
+            t(&what),
+            t(&e.title)
         );
     }
     if relevant.len() > MAX_TIMELINE_ROWS {
@@ -128,7 +130,7 @@ pub fn render(r: &Report) -> String {
             inc.root_cause.confidence,
             inc.root_cause.responsibility
         );
-        let _ = writeln!(o, "  {}", inc.root_cause.summary);
+        let _ = writeln!(o, "  {}", t(&inc.root_cause.summary));
         if let Some(sd) = &inc.slowdown {
             slowdown_lines(&mut o, sd);
         }
@@ -136,11 +138,11 @@ pub fn render(r: &Report) -> String {
             let _ = writeln!(
                 o,
                 "  hosts: {}   gpus: {}",
-                inc.hosts.join(", "),
+                t(&inc.hosts.join(", ")),
                 if inc.gpus.is_empty() {
                     "-".into()
                 } else {
-                    inc.gpus.join(", ")
+                    t(&inc.gpus.join(", ")).into_owned()
                 }
             );
         }
@@ -151,9 +153,9 @@ pub fn render(r: &Report) -> String {
                 let _ = writeln!(
                     o,
                     "    {}:{}  {}",
-                    e.source.path,
+                    t(&e.source.path),
                     e.source.line,
-                    first.chars().take(200).collect::<String>()
+                    t(&first.chars().take(200).collect::<String>())
                 );
             }
         }
@@ -161,15 +163,17 @@ pub fn render(r: &Report) -> String {
             let _ = writeln!(
                 o,
                 "  alternative: {} ({:.2}) {}",
-                a.layer, a.confidence, a.summary
+                a.layer,
+                a.confidence,
+                t(&a.summary)
             );
         }
         for m in &inc.missing_data {
-            let _ = writeln!(o, "  missing: {m}");
+            let _ = writeln!(o, "  missing: {}", t(m));
         }
         let _ = writeln!(o, "  actions:");
         for a in &inc.actions {
-            let _ = writeln!(o, "    - {a}");
+            let _ = writeln!(o, "    - {}", t(a));
         }
         let _ = writeln!(o);
     }
@@ -205,7 +209,7 @@ pub fn render(r: &Report) -> String {
             .skew_s
             .iter()
             .filter(|(_, v)| v.abs() >= 1.0)
-            .map(|(h, v)| format!("{h} {v:+.1}s"))
+            .map(|(h, v)| format!("{} {v:+.1}s", t(h)))
             .collect();
         if !skews.is_empty() {
             let _ = writeln!(o, "  clock skew: {}", skews.join(", "));
@@ -219,10 +223,10 @@ pub fn render(r: &Report) -> String {
                 o,
                 "  {} {:<14} {:<16} {:<40} {}",
                 if g.suspect { "*" } else { " " },
-                g.bus_id,
-                g.host.as_deref().unwrap_or("-"),
-                g.uuid.as_deref().unwrap_or("-"),
-                g.name.as_deref().or(g.serial.as_deref()).unwrap_or("")
+                t(&g.bus_id),
+                t(g.host.as_deref().unwrap_or("-")),
+                t(g.uuid.as_deref().unwrap_or("-")),
+                t(g.name.as_deref().or(g.serial.as_deref()).unwrap_or(""))
             );
         }
     }
@@ -241,13 +245,13 @@ pub fn render_timeline(r: &Report) -> String {
             "{:<23} {:<9} {:<16} {:<14} {:<18} {:<8} {}:{}  {}",
             event_time(e),
             e.time_quality,
-            e.host.as_deref().unwrap_or("-"),
-            e.gpu.as_deref().unwrap_or("-"),
-            what,
+            t(e.host.as_deref().unwrap_or("-")),
+            t(e.gpu.as_deref().unwrap_or("-")),
+            t(&what),
             e.severity,
-            e.source.path,
+            t(&e.source.path),
             e.source.line,
-            e.title
+            t(&e.title)
         );
     }
     o
@@ -256,7 +260,7 @@ pub fn render_timeline(r: &Report) -> String {
 /// The measured slowdown: levels, phase, known pauses, and a sparkline of the speed.
 fn slowdown_lines(o: &mut String, sd: &super::json::SlowdownJson) {
     let state = match (&sd.recovered_at, sd.ongoing) {
-        (Some(t), _) => format!("recovered at {t}"),
+        (Some(at), _) => format!("recovered at {at}"),
         (None, true) => "still slow at the end of the log".into(),
         (None, false) => "then the job stopped".into(),
     };
@@ -264,7 +268,7 @@ fn slowdown_lines(o: &mut String, sd: &super::json::SlowdownJson) {
     let _ = writeln!(
         o,
         "  slowdown: {} {} → {} {} ({:.0}% throughput) over {} samples, {state}{}",
-        sd.series,
+        t(&sd.series),
         sd.baseline,
         sd.degraded,
         sd.unit,
