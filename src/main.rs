@@ -218,6 +218,11 @@ fn write_output(path: Option<&str>, text: &str, inputs: &[String]) -> std::io::R
         }
         Some(p) => {
             let target = std::path::Path::new(p);
+            if is_input(target, inputs) {
+                return Err(std::io::Error::other(format!(
+                    "refusing to write over an input: {p}"
+                )));
+            }
             if let Ok(m) = std::fs::symlink_metadata(target) {
                 let t = m.file_type();
                 if t.is_symlink() {
@@ -230,11 +235,6 @@ fn write_output(path: Option<&str>, text: &str, inputs: &[String]) -> std::io::R
                         "refusing to replace what is not a regular file (device, FIFO, socket or folder): {p} (use -o - with a redirection to write into it)"
                     )));
                 }
-            }
-            if is_input(target, inputs) {
-                return Err(std::io::Error::other(format!(
-                    "refusing to write over an input: {p}"
-                )));
             }
             let dir = target
                 .parent()
