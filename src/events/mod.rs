@@ -63,6 +63,10 @@ pub struct RecognizerDef {
     /// routes within a few seconds is one event.
     #[serde(default)]
     pub bmc: bool,
+    /// The line heads a kernel report (hung task, lockup, Oops, WARNING): the trace lines after
+    /// it are read into the same event (see [`crate::scan::kreport`]).
+    #[serde(default)]
+    pub report: bool,
     /// Lines that must produce an event (or an attachment).
     #[serde(default)]
     pub samples: Vec<String>,
@@ -87,6 +91,38 @@ struct RecognizerFile {
     xid_derived: BTreeMap<String, Vec<String>>,
     #[serde(default)]
     recognizer: Vec<RecognizerDef>,
+    #[serde(default)]
+    trace: Option<TraceDef>,
+}
+
+/// How a kernel report's call trace names a layer (the `[trace]` table).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceDef {
+    /// Frames that say how a task waits, not where (exact names, or prefixes ending in `_`;
+    /// `schedule` also covers `schedule_timeout`).
+    #[serde(default)]
+    pub wait_frames: Vec<String>,
+    /// Modules and function prefixes per layer, tried in order.
+    #[serde(default)]
+    pub layer: Vec<TraceLayer>,
+}
+
+/// One entry of [`TraceDef::layer`].
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceLayer {
+    /// The layer a frame in one of these modules points at.
+    pub layer: Layer,
+    /// Module names as printed in brackets after a frame.
+    #[serde(default)]
+    pub modules: Vec<String>,
+    /// Function name prefixes (for code built into the kernel or frames without a module).
+    #[serde(default)]
+    pub functions: Vec<String>,
+    /// Counts only when one of these shows among the trace's modules or in the task's name.
+    #[serde(default)]
+    pub only_with: Vec<String>,
 }
 
 /// An event before the timeline stage fills in input, line and time.
@@ -120,6 +156,8 @@ pub struct Draft {
     pub bmc: bool,
     /// Catalog table of the code (see [`RecognizerDef::code_table`]).
     pub code_table: Option<String>,
+    /// Heads a kernel report (see [`RecognizerDef::report`]).
+    pub report: bool,
 }
 
 impl Draft {
@@ -168,6 +206,8 @@ pub struct RecognizerSet {
     /// The anchor literals in automaton order.
     pub anchors: Vec<String>,
     xid_derived: BTreeMap<i64, Vec<String>>,
+    /// How call traces name layers (the last `[trace]` table given wins).
+    pub trace: TraceDef,
 }
 
 /// Errors in recognizer data.
@@ -250,6 +290,7 @@ impl RecognizerSet {
         let mut defs: Vec<RecognizerDef> = Vec::new();
         let mut derived = BTreeMap::new();
         let mut given: Vec<String> = Vec::new();
+        let mut trace = TraceDef::default();
         // the built-in file is parsed once per process; user files on every load
         static BUILTIN: std::sync::OnceLock<Result<RecognizerFile, toml::de::Error>> =
             std::sync::OnceLock::new();
@@ -265,6 +306,9 @@ impl RecognizerSet {
             let f = f?;
             if let Some(p) = f.prefilter {
                 given.extend(p.literals);
+            }
+            if let Some(t) = f.trace {
+                trace = t;
             }
             for (code, kinds) in f.xid_derived {
                 let c: i64 = code.parse().map_err(|_| RecognizerError::Invalid {
@@ -363,6 +407,7 @@ impl RecognizerSet {
             anchor_owners: owners,
             anchors,
             xid_derived: derived,
+            trace,
         })
     }
 
@@ -440,6 +485,7 @@ impl RecognizerSet {
         for d in &mut out[start..] {
             d.recognizer = def.id.clone();
             d.bmc = def.bmc;
+            d.report = def.report;
             if d.rank.is_none() {
                 d.rank = rec.rank;
             }

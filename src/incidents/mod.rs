@@ -298,7 +298,7 @@ fn fits(rule: &Rule, e: &Event, events: &[Event], members: &[usize], catalog: &C
 
 /// Fills a rule's summary template from one event: {gpu} {host} {code} {title} {count} {rank};
 /// {xid_title} is the Xid catalog's title of the event's code (for events that report an Xid
-/// seen elsewhere, such as the device plugin's).
+/// seen elsewhere, such as the device plugin's); {frames} the first frames of a kernel report.
 pub fn render(template: &str, e: &Event, count: u64, catalog: &Catalog) -> String {
     let gpu = e.gpu.clone().unwrap_or_else(|| "(unknown GPU)".into());
     let host = e.host.clone().unwrap_or_else(|| "(unknown host)".into());
@@ -312,6 +312,12 @@ pub fn render(template: &str, e: &Event, count: u64, catalog: &Catalog) -> Strin
         .replace("{count}", &count.to_string())
         .replace("{rank_text}", &rank_text)
         .replace("{rank}", &e.rank.map(|r| r.to_string()).unwrap_or_default())
+        .replace(
+            "{frames}",
+            e.attrs
+                .get("frames")
+                .map_or("no frames shown", String::as_str),
+        )
 }
 
 fn judge(

@@ -3,6 +3,7 @@
 
 mod cap;
 pub mod journal_json;
+pub mod kreport;
 
 pub use cap::{cap_by_key, DEFAULT_EVENTS_PER_KIND};
 
@@ -456,6 +457,11 @@ fn candidate(
             true
         }
     });
+    // a kernel report: its trace lines, each with its own prefix, belong to this event
+    let report = drafts
+        .iter()
+        .any(|d| d.report)
+        .then(|| kreport::read(buf, e, head.prefix.map(|p| p.shape)));
     let mut record = None;
     let (stamp, borrowed, lender_host) = match head.prefix {
         Some(p) if !p.stamp.is_empty() => (p.stamp, false, None),
@@ -487,6 +493,13 @@ fn candidate(
         let cut = &p[..p.len().min(MAX_MESSAGE_BYTES)];
         message.push_str(&String::from_utf8_lossy(cut));
     }
+    if let Some(r) = &report {
+        for l in &r.lines {
+            message.push('\n');
+            message.push_str(l);
+        }
+        e = e.max(r.end);
+    }
     let mut body = body;
     let mut record_message = None;
     if let Some(span) = record {
@@ -500,6 +513,9 @@ fn candidate(
     }
     let had_prefix = head.prefix.is_some();
     for mut d in drafts {
+        if let (Some(r), true) = (&report, d.report) {
+            r.annotate(&mut d, &set.trace);
+        }
         if let Some(m) = &record_message {
             d.attrs.entry("message".into()).or_insert_with(|| m.clone());
         }
