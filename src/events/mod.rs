@@ -3,6 +3,7 @@
 //! regex with named captures or one of the built-in parsers for records that need more than a regex.
 
 pub mod aer;
+pub mod cper;
 pub mod job;
 pub mod xid;
 
@@ -28,7 +29,8 @@ pub struct RecognizerDef {
     /// Regex with named captures (`gpu`, `code`, `rank`, `host`, `pid`, …) matched on the message.
     #[serde(default)]
     pub regex: Option<String>,
-    /// Built-in parser instead of a regex: `xid`, `sxid`, `aer`, `torchrun_failure`, `nccl_ib`.
+    /// Built-in parser instead of a regex: `xid`, `sxid`, `aer`, `torchrun_failure`, `nccl_ib`,
+    /// `cper`.
     #[serde(default)]
     pub parser: Option<String>,
     /// Layer override (default: the kind's or code's layer from the catalog).
@@ -237,7 +239,7 @@ pub enum RecognizerError {
 /// The most drafts one `every_match` recognizer takes from one record.
 pub const MAX_MATCHES_PER_RECORD: usize = 256;
 
-const PARSERS: [&str; 5] = ["xid", "sxid", "aer", "torchrun_failure", "nccl_ib"];
+const PARSERS: [&str; 6] = ["xid", "sxid", "aer", "torchrun_failure", "nccl_ib", "cper"];
 
 /// A draft from one regex match: named captures fill the draft's fields or its details.
 fn draft_from(def: &RecognizerDef, re: &Regex, caps: &regex::Captures<'_>) -> Draft {
@@ -425,8 +427,17 @@ impl RecognizerSet {
     pub fn needs_context(&self, idx: usize) -> bool {
         matches!(
             self.compiled[idx].def.parser.as_deref(),
-            Some("aer" | "torchrun_failure")
+            Some("aer" | "torchrun_failure" | "cper")
         )
+    }
+
+    /// How many lines after a record recognizer `idx` reads (a firmware error record spans many,
+    /// with other lines between them).
+    pub fn context_after(&self, idx: usize) -> usize {
+        match self.compiled[idx].def.parser.as_deref() {
+            Some("cper") => cper::MAX_RECORD_LINES,
+            _ => 8,
+        }
     }
 
     /// The recognizers owning automaton pattern `p`.
@@ -460,6 +471,9 @@ impl RecognizerSet {
             }
             Some("nccl_ib") => {
                 job::nccl_ib_completion(rec, out);
+            }
+            Some("cper") => {
+                cper::cper_drafts(rec, out);
             }
             _ => {
                 let Some(re) = &c.regex else { return };

@@ -424,7 +424,8 @@ fn candidate(
     // the lines around the record, only for the few parsers that read them
     let (mut preceding, mut following) = (Vec::new(), Vec::new());
     if sorted.iter().any(|&o| set.needs_context(o)) {
-        (preceding, following) = context(buf, head_start, e);
+        let after = sorted.iter().map(|&o| set.context_after(o)).max();
+        (preceding, following) = context(buf, head_start, e, after.unwrap_or(8));
     }
     let rec = Record {
         full: &full,
@@ -551,8 +552,9 @@ fn candidate(
     (!had_prefix, e)
 }
 
-/// Up to 8 lines before the record starting at `head_start` and 8 after the record ending at `e`.
-fn context(buf: &[u8], head_start: usize, e: usize) -> (Vec<String>, Vec<String>) {
+/// Up to 8 lines before the record starting at `head_start` and `after` after the record ending
+/// at `e`.
+fn context(buf: &[u8], head_start: usize, e: usize, after: usize) -> (Vec<String>, Vec<String>) {
     let mut preceding = Vec::new();
     let mut s = head_start;
     for _ in 0..8 {
@@ -567,7 +569,7 @@ fn context(buf: &[u8], head_start: usize, e: usize) -> (Vec<String>, Vec<String>
     }
     let mut following = Vec::new();
     let mut e2 = e;
-    for _ in 0..8 {
+    for _ in 0..after {
         let Some((ns, ne)) = next_line(buf, e2) else {
             break;
         };
