@@ -36,6 +36,12 @@ fn split_tag(msg: &str) -> Option<(&str, &str)> {
     ok.then(|| (tag, &msg[at + HW.len()..]))
 }
 
+/// True when a message (after its prefix) is a line of a firmware error record with a record tag
+/// (`{1}[Hardware Error]: ...`), read into the record's event by its header.
+pub fn is_record_line(msg: &str) -> bool {
+    split_tag(msg).is_some_and(|(tag, _)| !tag.is_empty())
+}
+
 /// Severity of the CPER words (`corrected` is a warning wherever the fault is read).
 pub fn severity_of(word: &str) -> Severity {
     match word.trim().to_ascii_lowercase().as_str() {

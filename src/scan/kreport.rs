@@ -155,6 +155,12 @@ const DETAIL_STARTS: &[&str] = &[
     "Mem abort info:",
 ];
 
+/// True when a message (after its prefix) is a line that a kernel report holds after its header:
+/// a frame, the task line, taint, `Call Trace:`, registers, stack words.
+pub fn is_report_line(msg: &str) -> bool {
+    classify(msg).is_some()
+}
+
 /// What a report line is, or `None` when it is not part of a report.
 fn classify(msg: &str) -> Option<Part> {
     let t = msg.trim_start();
