@@ -96,6 +96,17 @@ pub struct DcgmEntry {
     pub action: String,
     /// One-line meaning.
     pub title: String,
+    /// The message formats DCGM prints for this code (`dcgm_errors.h` `*_MSG`, every wording
+    /// known), `%` specifiers as in the source: a diag result matching one takes this entry.
+    #[serde(default)]
+    pub messages: Vec<String>,
+    /// Further kinds a matching result also raises (a row-remap message that says the memory
+    /// errors were uncorrectable is an `ecc_dbe` too), when its text holds [`Self::also_when`].
+    #[serde(default)]
+    pub also: Vec<String>,
+    /// Words a result must hold for [`Self::also`] (any text when empty).
+    #[serde(default)]
+    pub also_when: Option<String>,
 }
 
 /// An event kind.

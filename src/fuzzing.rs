@@ -334,12 +334,13 @@ pub fn dcgmi(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let n = text.lines().count();
     let _ = dcgmi::rows(&text);
-    let (evs, rows) = dcgmi::events(&text);
+    let catalog = crate::catalog::Catalog::builtin();
+    let (evs, rows) = dcgmi::events(&text, &catalog);
     for e in &evs {
         assert!(e.line < n.max(1), "event line past the end");
     }
     let _ = rows;
-    let (evs, _) = dcgmi::json_events(&text);
+    let (evs, _) = dcgmi::json_events(&text, &catalog);
     for e in &evs {
         assert!(e.line < n.max(1), "event line past the end");
     }

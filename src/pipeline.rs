@@ -282,17 +282,17 @@ pub fn process(
             out = scan::scan_buffer(buf, set, parallel, cap);
             let text = String::from_utf8_lossy(buf);
             let (evs, rows) = if dcgmi::looks_like_json(buf) {
-                dcgmi::json_events(&text)
+                dcgmi::json_events(&text, catalog)
             } else {
-                dcgmi::events(&text)
+                dcgmi::events(&text, catalog)
             };
             out.recognized = out.recognized.max(rows).min(out.lines);
             for e in evs {
-                let (layer, _) = catalog.classify(e.kind, None);
+                let (layer, _) = catalog.classify(&e.kind, None);
                 extra.push(RawEvent {
                     input: index,
                     line: e.line as u64 + 1,
-                    kind: e.kind.to_string(),
+                    kind: e.kind.clone(),
                     code: None,
                     gpu: e.gpu_index.clone(),
                     rank: None,

@@ -266,6 +266,23 @@ const SCENARIOS: &[Scenario] = &[
         instead: Instead::Nothing,
     },
     Scenario {
+        rule: "kernel-report-in-driver",
+        layer: "driver_stack",
+        responsibility: "operator",
+        positive: &[("node-a/kern.log", HUNG_TASK_UVM)],
+        // a task stuck in the page cache names no driver: the event's own layer, unknown
+        near_miss: &[("node-a/kern.log", HUNG_TASK_MM)],
+        instead: Instead::NoRule("unknown"),
+    },
+    Scenario {
+        rule: "kernel-report-in-storage",
+        layer: "network_storage",
+        responsibility: "operator",
+        positive: &[("node-a/kern.log", HUNG_TASK_NFS)],
+        near_miss: &[("node-a/kern.log", HUNG_TASK_UVM)],
+        instead: Instead::Rule("kernel-report-in-driver"),
+    },
+    Scenario {
         rule: "host-machine-check",
         layer: "hardware",
         responsibility: "vendor",

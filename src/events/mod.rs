@@ -3,6 +3,7 @@
 //! regex with named captures or one of the built-in parsers for records that need more than a regex.
 
 pub mod aer;
+pub mod cper;
 pub mod job;
 pub mod xid;
 
@@ -28,7 +29,8 @@ pub struct RecognizerDef {
     /// Regex with named captures (`gpu`, `code`, `rank`, `host`, `pid`, …) matched on the message.
     #[serde(default)]
     pub regex: Option<String>,
-    /// Built-in parser instead of a regex: `xid`, `sxid`, `aer`, `torchrun_failure`, `nccl_ib`.
+    /// Built-in parser instead of a regex: `xid`, `sxid`, `aer`, `torchrun_failure`, `nccl_ib`,
+    /// `cper`.
     #[serde(default)]
     pub parser: Option<String>,
     /// Layer override (default: the kind's or code's layer from the catalog).
@@ -63,6 +65,10 @@ pub struct RecognizerDef {
     /// routes within a few seconds is one event.
     #[serde(default)]
     pub bmc: bool,
+    /// The line heads a kernel report (hung task, lockup, Oops, WARNING): the trace lines after
+    /// it are read into the same event (see [`crate::scan::kreport`]).
+    #[serde(default)]
+    pub report: bool,
     /// Lines that must produce an event (or an attachment).
     #[serde(default)]
     pub samples: Vec<String>,
@@ -87,6 +93,38 @@ struct RecognizerFile {
     xid_derived: BTreeMap<String, Vec<String>>,
     #[serde(default)]
     recognizer: Vec<RecognizerDef>,
+    #[serde(default)]
+    trace: Option<TraceDef>,
+}
+
+/// How a kernel report's call trace names a layer (the `[trace]` table).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceDef {
+    /// Frames that say how a task waits, not where (exact names, or prefixes ending in `_`;
+    /// `schedule` also covers `schedule_timeout`).
+    #[serde(default)]
+    pub wait_frames: Vec<String>,
+    /// Modules and function prefixes per layer, tried in order.
+    #[serde(default)]
+    pub layer: Vec<TraceLayer>,
+}
+
+/// One entry of [`TraceDef::layer`].
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceLayer {
+    /// The layer a frame in one of these modules points at.
+    pub layer: Layer,
+    /// Module names as printed in brackets after a frame.
+    #[serde(default)]
+    pub modules: Vec<String>,
+    /// Function name prefixes (for code built into the kernel or frames without a module).
+    #[serde(default)]
+    pub functions: Vec<String>,
+    /// Counts only when one of these shows among the trace's modules or in the task's name.
+    #[serde(default)]
+    pub only_with: Vec<String>,
 }
 
 /// An event before the timeline stage fills in input, line and time.
@@ -120,6 +158,8 @@ pub struct Draft {
     pub bmc: bool,
     /// Catalog table of the code (see [`RecognizerDef::code_table`]).
     pub code_table: Option<String>,
+    /// Heads a kernel report (see [`RecognizerDef::report`]).
+    pub report: bool,
 }
 
 impl Draft {
@@ -168,6 +208,8 @@ pub struct RecognizerSet {
     /// The anchor literals in automaton order.
     pub anchors: Vec<String>,
     xid_derived: BTreeMap<i64, Vec<String>>,
+    /// How call traces name layers (the last `[trace]` table given wins).
+    pub trace: TraceDef,
 }
 
 /// Errors in recognizer data.
@@ -197,7 +239,7 @@ pub enum RecognizerError {
 /// The most drafts one `every_match` recognizer takes from one record.
 pub const MAX_MATCHES_PER_RECORD: usize = 256;
 
-const PARSERS: [&str; 5] = ["xid", "sxid", "aer", "torchrun_failure", "nccl_ib"];
+const PARSERS: [&str; 6] = ["xid", "sxid", "aer", "torchrun_failure", "nccl_ib", "cper"];
 
 /// A draft from one regex match: named captures fill the draft's fields or its details.
 fn draft_from(def: &RecognizerDef, re: &Regex, caps: &regex::Captures<'_>) -> Draft {
@@ -250,6 +292,7 @@ impl RecognizerSet {
         let mut defs: Vec<RecognizerDef> = Vec::new();
         let mut derived = BTreeMap::new();
         let mut given: Vec<String> = Vec::new();
+        let mut trace = TraceDef::default();
         // the built-in file is parsed once per process; user files on every load
         static BUILTIN: std::sync::OnceLock<Result<RecognizerFile, toml::de::Error>> =
             std::sync::OnceLock::new();
@@ -265,6 +308,9 @@ impl RecognizerSet {
             let f = f?;
             if let Some(p) = f.prefilter {
                 given.extend(p.literals);
+            }
+            if let Some(t) = f.trace {
+                trace = t;
             }
             for (code, kinds) in f.xid_derived {
                 let c: i64 = code.parse().map_err(|_| RecognizerError::Invalid {
@@ -363,6 +409,7 @@ impl RecognizerSet {
             anchor_owners: owners,
             anchors,
             xid_derived: derived,
+            trace,
         })
     }
 
@@ -380,8 +427,17 @@ impl RecognizerSet {
     pub fn needs_context(&self, idx: usize) -> bool {
         matches!(
             self.compiled[idx].def.parser.as_deref(),
-            Some("aer" | "torchrun_failure")
+            Some("aer" | "torchrun_failure" | "cper")
         )
+    }
+
+    /// How many lines after a record recognizer `idx` reads (a firmware error record spans many,
+    /// with other lines between them).
+    pub fn context_after(&self, idx: usize) -> usize {
+        match self.compiled[idx].def.parser.as_deref() {
+            Some("cper") => cper::MAX_RECORD_LINES,
+            _ => 8,
+        }
     }
 
     /// The recognizers owning automaton pattern `p`.
@@ -416,6 +472,9 @@ impl RecognizerSet {
             Some("nccl_ib") => {
                 job::nccl_ib_completion(rec, out);
             }
+            Some("cper") => {
+                cper::cper_drafts(rec, out);
+            }
             _ => {
                 let Some(re) = &c.regex else { return };
                 if def.every_match {
@@ -440,6 +499,7 @@ impl RecognizerSet {
         for d in &mut out[start..] {
             d.recognizer = def.id.clone();
             d.bmc = def.bmc;
+            d.report = def.report;
             if d.rank.is_none() {
                 d.rank = rec.rank;
             }

@@ -1,6 +1,7 @@
 //! `dcgmi diag` text tables: each test row with its result, cells wrapped over several rows
 //! re-joined, failures and warnings turned into events on the GPU they name.
 
+use crate::catalog::Catalog;
 use crate::model::Severity;
 use std::collections::BTreeMap;
 
@@ -33,7 +34,7 @@ pub struct DiagEvent {
     /// 0-based line.
     pub line: usize,
     /// Kind.
-    pub kind: &'static str,
+    pub kind: String,
     /// Severity.
     pub severity: Severity,
     /// GPU index named by the row.
@@ -69,7 +70,20 @@ pub fn rows(text: &str) -> Vec<DiagRow> {
         let Some((a, b)) = cells(l.trim_end_matches('\r')) else {
             continue;
         };
-        if a.trim().starts_with('-') || a.trim().starts_with('=') {
+        if a.trim().starts_with('=') {
+            continue;
+        }
+        if a.trim().starts_with('-') {
+            // `|-----  Deployment  --------+---|`: the tests below belong to this section
+            let name = a.split('+').next().unwrap_or("").trim_matches(['-', ' ']);
+            if !name.is_empty() {
+                out.push(DiagRow {
+                    line: i,
+                    name: name.to_string(),
+                    result: String::new(),
+                });
+            }
+            prev_full = false;
             continue;
         }
         if !a.trim().is_empty() {
@@ -108,51 +122,154 @@ fn named_gpu(result: &str) -> Option<String> {
     (!n.is_empty()).then_some(n)
 }
 
-/// Turns failures and warnings into events.
-pub fn events(text: &str) -> (Vec<DiagEvent>, u64) {
+/// The kinds a failed result raises, each with its severity, and the DCGM code it matched.
+pub type Classes = (Vec<(String, Severity)>, Option<String>);
+
+/// What a failed result is. A text matching one of the DCGM failure catalog's message formats
+/// takes that entry (and its `also` kinds, at their kind's severity); otherwise the test name and
+/// the text's words decide, and a failure nothing names is `diag_failure`.
+pub fn classify(test: &str, text: &str, catalog: &Catalog) -> Classes {
+    let norm = normalize(text);
+    for e in catalog.dcgm.values() {
+        if e.messages.iter().any(|m| matches_format(m, &norm)) {
+            let mut kinds = vec![(e.kind.clone(), e.severity)];
+            let also = e
+                .also_when
+                .as_deref()
+                .is_none_or(|w| norm.contains(&w.to_ascii_lowercase()));
+            if also {
+                kinds.extend(
+                    e.also
+                        .iter()
+                        .map(|k| (k.clone(), catalog.classify(k, None).1)),
+                );
+            }
+            return (kinds, Some(e.code.clone()));
+        }
+    }
+    let kind = keyword_kind(&format!("{} {norm}", test.to_ascii_lowercase()));
+    let severity = if kind == "diag_failure" {
+        Severity::Warning
+    } else {
+        Severity::Error
+    };
+    (vec![(kind.to_string(), severity)], None)
+}
+
+/// Lower case, blanks collapsed (wrapped table cells join with odd spacing).
+fn normalize(text: &str) -> String {
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_ascii_lowercase()
+}
+
+/// Whether `text` (normalized) holds every literal piece of a printf format, in order.
+pub fn matches_format(format: &str, text: &str) -> bool {
+    let f = normalize(format);
+    let mut at = 0usize;
+    let mut any = false;
+    for piece in literal_pieces(&f) {
+        let piece = piece.trim();
+        if piece.len() < 3 {
+            continue;
+        }
+        match text[at..].find(piece) {
+            Some(p) => {
+                at += p + piece.len();
+                any = true;
+            }
+            None => return false,
+        }
+    }
+    any
+}
+
+/// The text between `%` specifiers (`%u`, `%.1f`, `%lld`, `%s`, `%%`).
+fn literal_pieces(f: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let b = f.as_bytes();
+    let (mut start, mut i) = (0usize, 0usize);
+    while i < b.len() {
+        if b[i] == b'%' {
+            out.push(&f[start..i]);
+            i += 1;
+            while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.' || b"lhzj".contains(&b[i]))
+            {
+                i += 1;
+            }
+            i += 1;
+            start = i.min(b.len());
+            continue;
+        }
+        i += 1;
+    }
+    out.push(&f[start.min(f.len())..]);
+    out
+}
+
+/// The kind a failure's words point at when no catalog message matches.
+fn keyword_kind(lower: &str) -> &'static str {
+    if lower.contains("thermal") || lower.contains("temperature") {
+        "gpu_thermal"
+    } else if lower.contains("power") {
+        "gpu_power"
+    } else if lower.contains("pcie") || lower.contains("pci ") {
+        "pcie_aer"
+    } else if lower.contains("nvlink") {
+        "nvlink_error"
+    } else if lower.contains("row remap") {
+        "row_remap"
+    } else if lower.contains("dbe") || lower.contains("ecc") || lower.contains("uncorrectable") {
+        "ecc_dbe"
+    } else {
+        "diag_failure"
+    }
+}
+
+/// Turns failures and the Error/Warning rows of a test into events, one classifier for all.
+pub fn events(text: &str, catalog: &Catalog) -> (Vec<DiagEvent>, u64) {
     let rows = rows(text);
     let mut out = Vec::new();
     let mut current_test = String::new();
     for r in &rows {
-        if r.name != "Warning" && r.name != "Info" {
+        let detail = matches!(r.name.as_str(), "Error" | "Warning" | "Info");
+        if !detail {
             current_test = r.name.clone();
         }
         let lower = r.result.to_ascii_lowercase();
-        let gpu_index = named_gpu(&r.result);
-        let mut attrs = BTreeMap::new();
-        attrs.insert("test".to_string(), current_test.clone());
-        attrs.insert("result".to_string(), r.result.clone());
-        if lower.contains("thermal violation")
-            || lower.contains("temperature") && lower.contains("exceed")
-        {
-            out.push(DiagEvent {
-                line: r.line,
-                kind: "gpu_thermal",
-                severity: Severity::Error,
-                gpu_index,
-                attrs,
-            });
-        } else if lower.contains("power")
-            && (lower.contains("violation") || lower.contains("exceed"))
-        {
-            out.push(DiagEvent {
-                line: r.line,
-                kind: "gpu_power",
-                severity: Severity::Error,
-                gpu_index,
-                attrs,
-            });
-        } else if lower.contains("fail") {
-            let kind = match current_test.to_ascii_lowercase() {
-                t if t.contains("pcie") => "pcie_aer",
-                t if t.contains("nvlink") => "nvlink_error",
-                _ => "diag_failure",
-            };
+        let failed = lower.contains("fail");
+        let raised = match r.name.as_str() {
+            "Info" => false,
+            "Error" => true,
+            "Warning" => true,
+            _ => failed,
+        };
+        if !raised || r.result.is_empty() {
+            continue;
+        }
+        // a test row's own `Fail - GPU: 0` is named by its test; detail rows by their text
+        let (kinds, code) = if detail {
+            classify(&current_test, &r.result, catalog)
+        } else {
+            classify(&current_test, "", catalog)
+        };
+        let generic = kinds.len() == 1 && kinds[0].0 == "diag_failure";
+        if r.name == "Warning" && generic && !failed {
+            continue;
+        }
+        for (kind, severity) in kinds {
+            let mut attrs = BTreeMap::new();
+            attrs.insert("test".to_string(), current_test.clone());
+            attrs.insert("result".to_string(), r.result.clone());
+            if let Some(c) = &code {
+                attrs.insert("dcgm_code".to_string(), c.clone());
+            }
             out.push(DiagEvent {
                 line: r.line,
                 kind,
-                severity: Severity::Warning,
-                gpu_index,
+                severity,
+                gpu_index: named_gpu(&r.result),
                 attrs,
             });
         }
@@ -167,7 +284,7 @@ mod tests {
     #[test]
     fn wrapped_warning_is_joined() {
         let t = "| GPU Memory                | Pass - GPUs: 1, 2                              |\n|                           | Fail - GPU: 0                                  |\n| Warning                   | GPU 0 Thermal violations totaling 13.3 second  |\n|                           | s started at 9.7 seconds into the test for GP  |\n|                           | U 0 Verify.                                    |";
-        let (ev, _) = events(t);
+        let (ev, _) = events(t, &Catalog::builtin());
         let th = ev.iter().find(|e| e.kind == "gpu_thermal").unwrap();
         assert_eq!(th.gpu_index.as_deref(), Some("0"));
         assert!(
@@ -183,6 +300,50 @@ mod tests {
         let fail = ev.iter().find(|e| e.kind == "diag_failure").unwrap();
         assert_eq!(fail.gpu_index.as_deref(), Some("0"));
     }
+
+    #[test]
+    fn error_rows_of_a_section_take_the_catalog_entry_of_their_message() {
+        let t = "+---------------------------+------------------------------------------------+\n\
+| Diagnostic                | Result                                         |\n\
++===========================+================================================+\n\
+|-----  Deployment  --------+------------------------------------------------|\n\
+| Error                     | GPU 3 has uncorrectable memory errors and row  |\n\
+|                           |  remappings are pending                        |\n\
+| Info                      | GPU 3 had memory errors and row remappings are |\n\
+|                           |  pending                                       |";
+        let (ev, _) = events(t, &Catalog::builtin());
+        let kinds: Vec<(&str, Option<&str>)> = ev
+            .iter()
+            .map(|e| (e.kind.as_str(), e.gpu_index.as_deref()))
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![("row_remap", Some("3")), ("ecc_dbe", Some("3"))]
+        );
+        assert_eq!(ev[0].attrs["test"], "Deployment");
+        assert_eq!(ev[0].attrs["dcgm_code"], "DCGM_FR_PENDING_ROW_REMAP");
+        assert_eq!(ev[1].severity, Severity::Critical);
+    }
+
+    #[test]
+    fn newer_wording_without_uncorrectable_is_a_remap_only() {
+        let (kinds, code) = classify(
+            "Memory",
+            "GPU 1 had memory errors and row remappings are pending",
+            &Catalog::builtin(),
+        );
+        assert_eq!(kinds.len(), 1);
+        assert_eq!(kinds[0].0, "row_remap");
+        assert_eq!(code.as_deref(), Some("DCGM_FR_PENDING_ROW_REMAP"));
+        assert!(matches_format(
+            "Detected %d volatile double-bit ECC error(s) in GPU %u.",
+            "detected 2 volatile double-bit ecc error(s) in gpu 0."
+        ));
+        assert!(!matches_format(
+            "Detected %d volatile double-bit ECC error(s) in GPU %u.",
+            "detected 2 gpus"
+        ));
+    }
 }
 
 /// True when the text is `dcgmi diag -j` JSON.
@@ -195,13 +356,13 @@ pub fn looks_like_json(head: &[u8]) -> bool {
 
 /// Events from `dcgmi diag -j`: every result whose status is a failure or warning, on the GPUs it
 /// names, classified by its test name and text. Line numbers point at the result's status line.
-pub fn json_events(text: &str) -> (Vec<DiagEvent>, u64) {
+pub fn json_events(text: &str, catalog: &Catalog) -> (Vec<DiagEvent>, u64) {
     let Ok(v) = serde_json::from_str::<serde_json::Value>(text) else {
         return (Vec::new(), 0);
     };
     let mut out = Vec::new();
     let mut seen = 0u64;
-    walk(&v, "", text, &mut out, &mut seen);
+    walk(&v, "", text, catalog, &mut out, &mut seen);
     (out, seen)
 }
 
@@ -225,9 +386,18 @@ fn text_of(v: &serde_json::Value) -> String {
     }
 }
 
-fn walk(v: &serde_json::Value, test: &str, text: &str, out: &mut Vec<DiagEvent>, seen: &mut u64) {
+fn walk(
+    v: &serde_json::Value,
+    test: &str,
+    text: &str,
+    catalog: &Catalog,
+    out: &mut Vec<DiagEvent>,
+    seen: &mut u64,
+) {
     match v {
-        serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, test, text, out, seen)),
+        serde_json::Value::Array(a) => a
+            .iter()
+            .for_each(|x| walk(x, test, text, catalog, out, seen)),
         serde_json::Value::Object(o) => {
             let name = o
                 .get("name")
@@ -258,37 +428,12 @@ fn walk(v: &serde_json::Value, test: &str, text: &str, out: &mut Vec<DiagEvent>,
                     .or_else(|| o.get("gpu"))
                     .map(text_of)
                     .unwrap_or_default();
-                let lower = format!(
-                    "{} {}",
-                    name.to_ascii_lowercase(),
-                    detail.to_ascii_lowercase()
-                );
-                let kind = if lower.contains("thermal") || lower.contains("temperature") {
-                    "gpu_thermal"
-                } else if lower.contains("power") {
-                    "gpu_power"
-                } else if lower.contains("pcie") || lower.contains("pci ") {
-                    "pcie_aer"
-                } else if lower.contains("nvlink") {
-                    "nvlink_error"
-                } else if lower.contains("row remap")
-                    || lower.contains("dbe")
-                    || lower.contains("ecc")
-                {
-                    "ecc_dbe"
-                } else {
-                    "diag_failure"
-                };
+                let (kinds, code) = classify(&name, &detail, catalog);
                 let needle = format!("\"{status}\"");
                 let line = text
                     .lines()
                     .position(|l| l.contains(&needle) && l.contains("status"))
                     .unwrap_or(0);
-                let severity = if kind == "diag_failure" {
-                    Severity::Warning
-                } else {
-                    Severity::Error
-                };
                 for g in gpus
                     .split([',', ';', ' '])
                     .map(str::trim)
@@ -299,13 +444,19 @@ fn walk(v: &serde_json::Value, test: &str, text: &str, out: &mut Vec<DiagEvent>,
                     let mut attrs = BTreeMap::new();
                     attrs.insert("test".to_string(), name.clone());
                     attrs.insert("result".to_string(), format!("{status}: {detail}"));
-                    out.push(DiagEvent {
-                        line,
-                        kind,
-                        severity,
-                        gpu_index: (!g.is_empty()).then(|| g.to_string()),
-                        attrs,
-                    });
+                    for (kind, severity) in &kinds {
+                        let mut attrs = attrs.clone();
+                        if let Some(c) = &code {
+                            attrs.insert("dcgm_code".to_string(), c.clone());
+                        }
+                        out.push(DiagEvent {
+                            line,
+                            kind: kind.clone(),
+                            severity: *severity,
+                            gpu_index: (!g.is_empty()).then(|| g.to_string()),
+                            attrs,
+                        });
+                    }
                 }
             }
             for (k, x) in o {
@@ -318,6 +469,7 @@ fn walk(v: &serde_json::Value, test: &str, text: &str, out: &mut Vec<DiagEvent>,
                             test
                         },
                         text,
+                        catalog,
                         out,
                         seen,
                     );
@@ -339,11 +491,11 @@ mod json_tests {
     "status": "Fail", "warnings": [{"warning": "GPU 0 Thermal violations totaling 13.3 seconds", "error_id": 37}]},
     {"gpu_id": "1", "status": "Pass"}]}]}]}}"#;
         assert!(looks_like_json(t.as_bytes()));
-        let (ev, seen) = json_events(t);
+        let (ev, seen) = json_events(t, &Catalog::builtin());
         assert_eq!(seen, 2);
         assert_eq!(ev.len(), 1);
         assert_eq!(
-            (ev[0].kind, ev[0].gpu_index.as_deref()),
+            (ev[0].kind.as_str(), ev[0].gpu_index.as_deref()),
             ("gpu_thermal", Some("0"))
         );
         assert_eq!(ev[0].line, 2);

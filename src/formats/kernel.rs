@@ -15,7 +15,7 @@ pub fn raw(line: &[u8]) -> Option<Prefix<'_>> {
     } else {
         (0, Shape::DmesgRaw)
     };
-    let (mono, n) = bracket_uptime(&line[start..])?;
+    let (mono, n) = bracket_uptime(&line[start..]).or_else(|| uptime_and_delta(&line[start..]))?;
     let mut msg = start + n;
     if line.get(msg) == Some(&b' ') {
         msg += 1;
@@ -126,28 +126,72 @@ pub fn reltime(line: &[u8]) -> Option<Prefix<'_>> {
     })
 }
 
-/// The delta of a `dmesg -H` line `[  +0.000127] msg` in microseconds, and the prefix length.
+/// The delta of a `dmesg -H` line `[  +0.000127] msg`, or of a `dmesg --time-format delta` line
+/// `[<    0.000127>] msg`, in microseconds, and the prefix length.
 pub fn delta_us(line: &[u8]) -> Option<(u64, usize)> {
     if line.first() != Some(&b'[') {
         return None;
     }
-    let mut i = 1;
+    let angle = line.get(1) == Some(&b'<');
+    let mut i = 1 + angle as usize;
     while line.get(i) == Some(&b' ') {
         i += 1;
     }
-    if line.get(i) != Some(&b'+') {
+    if !angle {
+        if line.get(i) != Some(&b'+') {
+            return None;
+        }
+        i += 1;
+    }
+    let (us, n) = secs_micros(line.get(i..)?)?;
+    i += n;
+    if angle {
+        if line.get(i) != Some(&b'>') {
+            return None;
+        }
+        i += 1;
+    }
+    (line.get(i) == Some(&b']')).then_some((us, i + 1))
+}
+
+/// `SECS.MICROS` (six fraction digits) in microseconds, and its length.
+fn secs_micros(b: &[u8]) -> Option<(u64, usize)> {
+    let (secs, sl) = number(b)?;
+    if b.get(sl) != Some(&b'.') || secs > super::time::MAX_UPTIME_S {
         return None;
     }
-    let (secs, sl) = number(line.get(i + 1..)?)?;
-    i += 1 + sl;
-    if line.get(i) != Some(&b'.') {
+    let (frac, fl) = number(b.get(sl + 1..)?)?;
+    (fl == 6).then_some((secs * 1_000_000 + frac, sl + 1 + fl))
+}
+
+/// `[  123.456789 <    0.000127>]` of `dmesg --time-format delta,raw` (`dmesg -d`): the uptime
+/// in microseconds and the prefix length.
+fn uptime_and_delta(b: &[u8]) -> Option<(u64, usize)> {
+    if b.first() != Some(&b'[') {
         return None;
     }
-    let (frac, fl) = number(line.get(i + 1..)?)?;
-    if fl != 6 || line.get(i + 1 + fl) != Some(&b']') {
+    let mut i = 1;
+    while b.get(i) == Some(&b' ') {
+        i += 1;
+    }
+    let (mono, n) = secs_micros(b.get(i..)?)?;
+    i += n;
+    if b.get(i) != Some(&b' ') {
         return None;
     }
-    Some((secs * 1_000_000 + frac, i + 2 + fl))
+    while b.get(i) == Some(&b' ') {
+        i += 1;
+    }
+    if b.get(i) != Some(&b'<') {
+        return None;
+    }
+    i += 1;
+    while b.get(i) == Some(&b' ') {
+        i += 1;
+    }
+    let (_, n) = secs_micros(b.get(i..)?)?;
+    i += n;
+    (b.get(i..i + 2) == Some(b">]")).then_some((mono, i + 2))
 }
 
 /// `[  +0.000127] msg` of `dmesg -H`: a time relative to the line before; see [`reltime_stamp`].
@@ -249,6 +293,46 @@ pub fn decoded(line: &[u8]) -> Option<Prefix<'_>> {
     Some(p)
 }
 
+/// How kernel messages start when they are copied without any time or host prefix (`dmesg
+/// --time-format notime`, a terminal or a ticket): the driver's and the kernel's own tags.
+const BARE_STARTS: &[&[u8]] = &[
+    b"NVRM: ",
+    b"kernel: ",
+    b"nvidia-nvswitch",
+    b"nvidia-modeset: ",
+    b"nvidia-uvm: ",
+    b"nvidia ",
+    b"pcieport ",
+    b"mlx5_core ",
+    b"INFO: task ",
+    b"BUG: ",
+    b"Call Trace:",
+    b"mce: ",
+    b"EDAC ",
+    b"Out of memory: ",
+    b"Memory cgroup out of memory",
+    b"watchdog: ",
+    b"rcu: ",
+    b"Kernel panic",
+    b"WARNING: CPU: ",
+    b"[Hardware Error]: ",
+];
+
+/// True when a line without prefix is a kernel message by how it starts (see [`BARE_STARTS`]),
+/// also with the `{N}` tag of a firmware error record.
+pub fn is_bare_message(line: &[u8]) -> bool {
+    let t = line.trim_ascii_start();
+    let t = match t.first() {
+        Some(b'{') => t
+            .iter()
+            .position(|&c| c == b'}')
+            .filter(|&p| p < 6)
+            .map_or(t, |p| &t[p + 1..]),
+        _ => t,
+    };
+    BARE_STARTS.iter().any(|s| t.starts_with(s))
+}
+
 /// `/dev/kmsg` record: `prio,seq,usec,flags[,...];msg`.
 pub fn kmsg(line: &[u8]) -> Option<Prefix<'_>> {
     let semi = memchr::memchr(b';', &line[..line.len().min(64)])?;
@@ -317,6 +401,30 @@ mod tests {
         assert_eq!(&l[p.msg_start..], b"NET: Registered protocol family 10");
         assert!(kmsg(b"6,339,5140900,-,caller=T1;x").is_some());
         assert!(kmsg(b"1,2,3").is_none());
+    }
+
+    #[test]
+    fn bare_kernel_messages() {
+        assert!(is_bare_message(
+            b"NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus."
+        ));
+        assert!(is_bare_message(b"  kernel: NVRM: GPU at PCI:0000:3b:00"));
+        assert!(is_bare_message(
+            b"{1}[Hardware Error]: event severity: fatal"
+        ));
+        assert!(!is_bare_message(b"Epoch 1: loss 0.5"));
+    }
+
+    #[test]
+    fn delta_time_formats() {
+        let p = raw(b"[  721.028170 <    0.000059>] INFO: task x:1 blocked").unwrap();
+        assert_eq!(p.stamp.mono_us, Some(721_028_170));
+        assert_eq!(p.msg_start, 30);
+        let p = reldelta(b"[<    0.000127>] NVRM: Xid").unwrap();
+        assert_eq!(p.shape, Shape::DmesgDelta);
+        assert_eq!(&b"[<    0.000127>] NVRM: Xid"[p.msg_start..], b"NVRM: Xid");
+        assert_eq!(delta_us(b"[<    1.500000>] x"), Some((1_500_000, 16)));
+        assert!(raw(b"[  721.028170 <    0.000059] x").is_none());
     }
 
     #[test]

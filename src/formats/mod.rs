@@ -286,6 +286,7 @@ pub fn detect(head: &[u8]) -> Format {
     let mut table = 0;
     let mut nccl = 0;
     let mut trainer = 0;
+    let mut bare_kernel = 0;
     for line in window.split(|&c| c == b'\n').take(400) {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.trim_ascii().is_empty() {
@@ -312,6 +313,8 @@ pub fn detect(head: &[u8]) -> Format {
         }
         if let Some(p) = parse_head(line).prefix {
             counts[p.shape as usize] += 1;
+        } else if kernel::is_bare_message(line) {
+            bare_kernel += 1;
         }
     }
     if total == 0 {
@@ -329,6 +332,10 @@ pub fn detect(head: &[u8]) -> Format {
     let best_count = counts[best];
     if nccl * 3 >= total && nccl >= best_count {
         return Format::Nccl;
+    }
+    // kernel text without prefixes (`dmesg --time-format notime`, copied from a terminal)
+    if best_count * 4 < total && bare_kernel * 3 >= total {
+        return Format::Dmesg;
     }
     if best_count * 4 < total {
         return if trainer > 0 {
@@ -382,6 +389,22 @@ pub fn detect(head: &[u8]) -> Format {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bare_and_delta_kernel_text_is_a_kernel_log() {
+        let bare = b"NVRM: GPU at PCI:0000:3b:00: GPU-509665ad-b600-ac93-3616-d754b23d636d\n\
+NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus.\n\
+kernel: NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.\n";
+        assert_eq!(detect(bare), Format::Dmesg);
+        let delta = b"[<    0.000000>] Linux version 6.8.0\n[<    0.000127>] NVRM: loading\n";
+        assert_eq!(detect(delta), Format::Dmesg);
+        let both = b"[    0.000000 <    0.000000>] Linux version 6.8.0\n[    1.000127 <    1.000127>] NVRM: loading\n";
+        assert_eq!(detect(both), Format::Dmesg);
+        assert_eq!(
+            detect(b"epoch 1 loss 0.5\nepoch 2 loss 0.4\n"),
+            Format::Unknown
+        );
+    }
 
     #[test]
     fn detects_kernel_and_job_formats() {

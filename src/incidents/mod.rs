@@ -187,7 +187,7 @@ pub fn renumber(incidents: &mut [Incident]) {
 
 /// Fills a rule's summary template from one event: {gpu} {host} {code} {title} {count} {rank};
 /// {xid_title} is the Xid catalog's title of the event's code (for events that report an Xid
-/// seen elsewhere, such as the device plugin's).
+/// seen elsewhere, such as the device plugin's); {frames} the first frames of a kernel report.
 pub fn render(template: &str, e: &Event, count: u64, catalog: &Catalog) -> String {
     let gpu = e.gpu.clone().unwrap_or_else(|| "(unknown GPU)".into());
     let host = e.host.clone().unwrap_or_else(|| "(unknown host)".into());
@@ -211,6 +211,12 @@ pub fn render(template: &str, e: &Event, count: u64, catalog: &Catalog) -> Strin
                 "xid",
                 e.attrs.get("caused_by_xid").and_then(|v| v.parse().ok()),
             ),
+        )
+        .replace(
+            "{frames}",
+            e.attrs
+                .get("frames")
+                .map_or("no frames shown", String::as_str),
         )
 }
 

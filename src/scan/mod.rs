@@ -3,6 +3,7 @@
 
 mod cap;
 pub mod journal_json;
+pub mod kreport;
 
 pub use cap::{cap_by_key, DEFAULT_EVENTS_PER_KIND};
 
@@ -423,7 +424,8 @@ fn candidate(
     // the lines around the record, only for the few parsers that read them
     let (mut preceding, mut following) = (Vec::new(), Vec::new());
     if sorted.iter().any(|&o| set.needs_context(o)) {
-        (preceding, following) = context(buf, head_start, e);
+        let after = sorted.iter().map(|&o| set.context_after(o)).max();
+        (preceding, following) = context(buf, head_start, e, after.unwrap_or(8));
     }
     let rec = Record {
         full: &full,
@@ -456,6 +458,11 @@ fn candidate(
             true
         }
     });
+    // a kernel report: its trace lines, each with its own prefix, belong to this event
+    let report = drafts
+        .iter()
+        .any(|d| d.report)
+        .then(|| kreport::read(buf, e, head.prefix.map(|p| p.shape)));
     let mut record = None;
     let (stamp, borrowed, lender_host) = match head.prefix {
         Some(p) if !p.stamp.is_empty() => (p.stamp, false, None),
@@ -487,6 +494,13 @@ fn candidate(
         let cut = &p[..p.len().min(MAX_MESSAGE_BYTES)];
         message.push_str(&String::from_utf8_lossy(cut));
     }
+    if let Some(r) = &report {
+        for l in &r.lines {
+            message.push('\n');
+            message.push_str(l);
+        }
+        e = e.max(r.end);
+    }
     let mut body = body;
     let mut record_message = None;
     if let Some(span) = record {
@@ -500,6 +514,9 @@ fn candidate(
     }
     let had_prefix = head.prefix.is_some();
     for mut d in drafts {
+        if let (Some(r), true) = (&report, d.report) {
+            r.annotate(&mut d, &set.trace);
+        }
         if let Some(m) = &record_message {
             d.attrs.entry("message".into()).or_insert_with(|| m.clone());
         }
@@ -535,8 +552,9 @@ fn candidate(
     (!had_prefix, e)
 }
 
-/// Up to 8 lines before the record starting at `head_start` and 8 after the record ending at `e`.
-fn context(buf: &[u8], head_start: usize, e: usize) -> (Vec<String>, Vec<String>) {
+/// Up to 8 lines before the record starting at `head_start` and `after` after the record ending
+/// at `e`.
+fn context(buf: &[u8], head_start: usize, e: usize, after: usize) -> (Vec<String>, Vec<String>) {
     let mut preceding = Vec::new();
     let mut s = head_start;
     for _ in 0..8 {
@@ -551,7 +569,7 @@ fn context(buf: &[u8], head_start: usize, e: usize) -> (Vec<String>, Vec<String>
     }
     let mut following = Vec::new();
     let mut e2 = e;
-    for _ in 0..8 {
+    for _ in 0..after {
         let Some((ns, ne)) = next_line(buf, e2) else {
             break;
         };

@@ -304,4 +304,41 @@ Mar 14 02:13:05 node-a kernel: [   32.250408] NVRM: GPU 0000:3b:00.0: RmInitAdap
 
 /// The same failure to initialize with no mismatch anywhere.
 pub const INIT_FAILURE_ALONE: &str = "Mar 14 02:13:05 node-a kernel: [   32.250408] NVRM: GPU 0000:3b:00.0: RmInitAdapter failed! (0x24:0x72:1568)
+/// A hung task blocked inside nvidia_uvm (5.x task line, frames without addresses).
+pub const HUNG_TASK_UVM: &str = "Mar 14 02:13:07 node-a kernel: [70081.927348] INFO: task conda:11003 blocked for more than 120 seconds.
+Mar 14 02:13:07 node-a kernel: [70081.927350]       Tainted: P           OE     5.3.0-51-generic #44~18.04.2-Ubuntu
+Mar 14 02:13:07 node-a kernel: [70081.927351] \"echo 0 > /proc/sys/kernel/hung_task_timeout_secs\" disables this message.
+Mar 14 02:13:07 node-a kernel: [70081.927352] conda           D    0 11003   2638 0x80004002
+Mar 14 02:13:07 node-a kernel: [70081.927353] Call Trace:
+Mar 14 02:13:07 node-a kernel: [70081.927356]  __schedule+0x2a8/0x670
+Mar 14 02:13:07 node-a kernel: [70081.927357]  schedule+0x33/0xa0
+Mar 14 02:13:07 node-a kernel: [70081.927361]  down+0x41/0x50
+Mar 14 02:13:07 node-a kernel: [70081.927374]  uvm_gpu_replayable_faults_isr_lock+0x7d/0x90 [nvidia_uvm]
+Mar 14 02:13:07 node-a kernel: [70081.927384]  uvm_gpu_fault_buffer_flush+0x17/0x40 [nvidia_uvm]
+Mar 14 02:13:07 node-a kernel: [70081.927419]  mmput+0x57/0x140
+";
+
+/// A hung task blocked in NFS (sunrpc frames).
+pub const HUNG_TASK_NFS: &str = "Mar 14 02:13:07 node-a kernel: [70081.927348] INFO: task python:4242 blocked for more than 120 seconds.
+Mar 14 02:13:07 node-a kernel: [70081.927350]       Not tainted 5.15.0-97-generic #107-Ubuntu
+Mar 14 02:13:07 node-a kernel: [70081.927351] \"echo 0 > /proc/sys/kernel/hung_task_timeout_secs\" disables this message.
+Mar 14 02:13:07 node-a kernel: [70081.927352] task:python          state:D stack:    0 pid: 4242 ppid:  4200 flags:0x00004000
+Mar 14 02:13:07 node-a kernel: [70081.927353] Call Trace:
+Mar 14 02:13:07 node-a kernel: [70081.927354]  <TASK>
+Mar 14 02:13:07 node-a kernel: [70081.927356]  __schedule+0x2a8/0x670
+Mar 14 02:13:07 node-a kernel: [70081.927357]  schedule+0x33/0xa0
+Mar 14 02:13:07 node-a kernel: [70081.927358]  rpc_wait_bit_killable+0x25/0xb0 [sunrpc]
+Mar 14 02:13:07 node-a kernel: [70081.927359]  __wait_on_bit+0x33/0xa0
+Mar 14 02:13:07 node-a kernel: [70081.927360]  nfs_wait_on_request+0x3a/0x50 [nfs]
+Mar 14 02:13:07 node-a kernel: [70081.927361]  </TASK>
+";
+
+/// A hung task in the page cache only: no frame names a driver or a file system.
+pub const HUNG_TASK_MM: &str = "Mar 14 02:13:07 node-a kernel: [70081.927348] INFO: task python:4242 blocked for more than 120 seconds.
+Mar 14 02:13:07 node-a kernel: [70081.927352] task:python          state:D stack:    0 pid: 4242 ppid:  4200 flags:0x00004000
+Mar 14 02:13:07 node-a kernel: [70081.927353] Call Trace:
+Mar 14 02:13:07 node-a kernel: [70081.927356]  __schedule+0x2a8/0x670
+Mar 14 02:13:07 node-a kernel: [70081.927357]  io_schedule+0x46/0x70
+Mar 14 02:13:07 node-a kernel: [70081.927358]  folio_wait_bit_common+0x13d/0x350
+Mar 14 02:13:07 node-a kernel: [70081.927359]  filemap_fault+0x6a4/0x9e0
 ";
