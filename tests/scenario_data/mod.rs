@@ -304,6 +304,8 @@ Mar 14 02:13:05 node-a kernel: [   32.250408] NVRM: GPU 0000:3b:00.0: RmInitAdap
 
 /// The same failure to initialize with no mismatch anywhere.
 pub const INIT_FAILURE_ALONE: &str = "Mar 14 02:13:05 node-a kernel: [   32.250408] NVRM: GPU 0000:3b:00.0: RmInitAdapter failed! (0x24:0x72:1568)
+";
+
 /// A hung task blocked inside nvidia_uvm (5.x task line, frames without addresses).
 pub const HUNG_TASK_UVM: &str = "Mar 14 02:13:07 node-a kernel: [70081.927348] INFO: task conda:11003 blocked for more than 120 seconds.
 Mar 14 02:13:07 node-a kernel: [70081.927350]       Tainted: P           OE     5.3.0-51-generic #44~18.04.2-Ubuntu
