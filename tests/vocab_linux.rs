@@ -14,12 +14,15 @@ use faultline::scan::kreport;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// A family: its files (path prefixes), the format substrings of its report headers, and the
-/// floor of rows (of those at error level or above) that must yield something.
+/// A family: its files (path prefixes), the format substrings of its report headers, the value
+/// a header's `%s` takes (and whether the file's `table:NAME` values fill it too), and the floor
+/// of rows (of those at error level or above) that must yield something.
 struct Family {
     name: &'static str,
     files: &'static [&'static str],
     headers: &'static [&'static str],
+    s_value: &'static str,
+    tables: bool,
     floor: usize,
 }
 
@@ -33,6 +36,8 @@ const FAMILIES: &[Family] = &[
             "blocked on a semaphore",
             "blocked on an rw-semaphore",
         ],
+        s_value: "python",
+        tables: true,
         floor: 10,
     },
     Family {
@@ -43,6 +48,8 @@ const FAMILIES: &[Family] = &[
             "Watchdog detected hard LOCKUP",
             "Hard LOCKUP",
         ],
+        s_value: "python",
+        tables: true,
         floor: 8,
     },
     Family {
@@ -53,6 +60,8 @@ const FAMILIES: &[Family] = &[
             "self-detected stall on CPU",
             "detected stall, but suppressed",
         ],
+        s_value: "rcu_preempt",
+        tables: false,
         floor: 22,
     },
     Family {
@@ -63,36 +72,48 @@ const FAMILIES: &[Family] = &[
             "WARNING: at %pS",
             "Kernel panic - not syncing: %s\\n",
         ],
+        s_value: "python",
+        tables: true,
         floor: 10,
     },
     Family {
         name: "oom",
         files: &["mm/oom_kill.c"],
         headers: &["Killed process %d"],
+        s_value: "python",
+        tables: true,
         floor: 3,
     },
     Family {
         name: "mce",
         files: &["arch/x86/kernel/cpu/mce/"],
         headers: &["Machine Check%s: %Lx Bank", "Machine check: %s"],
+        s_value: "python",
+        tables: true,
         floor: 22,
     },
     Family {
         name: "ghes/cper",
         files: &["drivers/acpi/apei/", "drivers/firmware/efi/cper"],
         headers: &["Hardware error from APEI Generic Hardware Error Source"],
+        s_value: "python",
+        tables: true,
         floor: 81,
     },
     Family {
         name: "aer/dpc",
         files: &["drivers/pci/pcie/"],
         headers: &["containment event"],
+        s_value: "python",
+        tables: true,
         floor: 5,
     },
     Family {
         name: "hotplug",
         files: &["drivers/pci/hotplug/"],
         headers: &[],
+        s_value: "python",
+        tables: true,
         floor: 0,
     },
     Family {
@@ -102,6 +123,8 @@ const FAMILIES: &[Family] = &[
             "drivers/infiniband/hw/mlx5/",
         ],
         headers: &[],
+        s_value: "python",
+        tables: true,
         floor: 0,
     },
 ];
@@ -325,14 +348,14 @@ fn kernel_report_headers_and_families_reach_their_floors() {
         let mut counts: BTreeMap<Yield, usize> = BTreeMap::new();
         let mut headers = 0;
         for r in &mine {
-            let (y, _) = read(&set, &render(r, "python"));
+            let (y, _) = read(&set, &render(r, fam.s_value));
             *counts.entry(y).or_default() += 1;
             if !fam.headers.iter().any(|h| r.format.contains(h)) {
                 continue;
             }
             headers += 1;
-            let mut values = vec!["python".to_string()];
-            if r.format.contains("%s") {
+            let mut values = vec![fam.s_value.to_string()];
+            if fam.tables && r.format.contains("%s") {
                 for f in fam.files {
                     for (file, vals) in &tables {
                         if file.starts_with(f) {

@@ -192,7 +192,7 @@ fn literal_pieces(f: &str) -> Vec<&str> {
     let (mut start, mut i) = (0usize, 0usize);
     while i < b.len() {
         if b[i] == b'%' {
-            out.push(&f[start..i]);
+            out.push(f.get(start..i).unwrap_or(""));
             i += 1;
             while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.' || b"lhzj".contains(&b[i]))
             {
@@ -204,7 +204,7 @@ fn literal_pieces(f: &str) -> Vec<&str> {
         }
         i += 1;
     }
-    out.push(&f[start.min(f.len())..]);
+    out.push(f.get(start..).unwrap_or(""));
     out
 }
 
