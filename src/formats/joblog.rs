@@ -5,36 +5,12 @@ use super::time::{civil_secs, digits, fraction, hms, iso_datetime, month_abbrev,
 use super::{Prefix, Shape};
 use crate::model::{LineStamp, WallStamp};
 
-/// Strips launcher prefixes that precede everything else: `[rank3]:`, `[default0]:`, ` 3: ` (srun -l).
-/// Returns the offset of what follows and the rank they name.
+/// Strips launcher prefixes that precede everything else (`[rank3]:`, `[default0]:`, ` 3: `
+/// of srun -l, and the other wrappers of [`super::wrapper`]). Returns the offset of what follows
+/// and the rank they name.
 pub fn launcher_prefix(line: &[u8]) -> (usize, Option<i64>) {
-    if line.starts_with(b"[rank") {
-        if let Some(close) = line.iter().take(16).position(|&c| c == b']') {
-            if let Some((r, n)) = number(&line[5..close]) {
-                if 5 + n == close {
-                    let mut off = close + 1;
-                    if line.get(off) == Some(&b':') {
-                        off += 1;
-                    }
-                    if line.get(off) == Some(&b' ') {
-                        off += 1;
-                    }
-                    return (off, Some(r as i64));
-                }
-            }
-        }
-    }
-    // srun --label: optional spaces, digits, ": "
-    let mut i = 0;
-    while i < line.len() && i < 6 && line[i] == b' ' {
-        i += 1;
-    }
-    if let Some((r, n)) = number(&line[i..]) {
-        if n <= 5 && line.get(i + n) == Some(&b':') && line.get(i + n + 1) == Some(&b' ') {
-            return (i + n + 2, Some(r as i64));
-        }
-    }
-    (0, None)
+    let p = super::wrapper::peel(line);
+    (p.off, p.rank)
 }
 
 /// `[2025-03-21 02:07:08] ` (NCCL ≥ 2.26, Megatron) or `[2024-03-12 02:29:19,487] ` (DeepSpeed, torch).
