@@ -466,9 +466,7 @@ fn candidate(
         rank: head.rank,
     };
     let mut drafts = Vec::new();
-    for o in sorted {
-        set.apply(o, &rec, &mut drafts);
-    }
+    set.apply_all(&sorted, &rec, &mut drafts);
     if drafts.is_empty() {
         return (false, e);
     }
