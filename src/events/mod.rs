@@ -462,6 +462,25 @@ impl RecognizerSet {
         self.compiled[idx].def.generic
     }
 
+    /// True when the recognizer with this id is a catch-all.
+    pub fn is_generic_id(&self, id: &str) -> bool {
+        self.compiled
+            .iter()
+            .any(|c| c.def.id == id && c.def.generic)
+    }
+
+    /// The id of a benign recognizer whose anchor and regex match `text`, if any.
+    pub fn benign_for(&self, text: &str) -> Option<&str> {
+        self.compiled
+            .iter()
+            .filter(|c| c.def.benign.is_some())
+            .find(|c| {
+                c.def.anchors.iter().any(|a| text.contains(a.as_str()))
+                    && c.regex.as_ref().is_some_and(|re| re.is_match(text))
+            })
+            .map(|c| c.def.id.as_str())
+    }
+
     /// Runs every recognizer of `owners` on a record, the specific ones first; the generic ones
     /// only when no specific one gave an event or claimed the record as benign.
     pub fn apply_all(&self, owners: &[usize], rec: &Record<'_>, out: &mut Vec<Draft>) {
