@@ -116,6 +116,7 @@ pub fn parse_prefix(line: &[u8]) -> Option<Prefix<'_>> {
                 }
             } else {
                 kernel::kmsg(line)
+                    .or_else(|| joblog::go_log(line))
                     .or_else(|| journal::short_unix(line))
                     .or_else(|| syslog::rfc3164(line))
                     .or_else(|| syslog::talos(line))
