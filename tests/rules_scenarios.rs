@@ -328,6 +328,18 @@ const SCENARIOS: &[Scenario] = &[
         instead: Instead::Unknown,
     },
     Scenario {
+        rule: "container-device-cgroup",
+        layer: "platform",
+        responsibility: "operator",
+        positive: &[
+            ("node-a/session.txt", NVML_INIT_UNKNOWN),
+            ("node-a/strace.txt", DEVICE_EPERM),
+        ],
+        // NVML fails without any refused device node: a CUDA-side failure of the job
+        near_miss: &[("node-a/session.txt", NVML_INIT_UNKNOWN)],
+        instead: Instead::Rule("cuda-error"),
+    },
+    Scenario {
         rule: "cuda-error",
         layer: "application",
         responsibility: "user",

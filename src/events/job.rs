@@ -1,5 +1,5 @@
-//! Job-log records that need more than one line or a decision: torchrun failure entries and NCCL
-//! InfiniBand completion errors.
+//! Job-log records that need more than one line or a decision: torchrun failure entries (NCCL
+//! InfiniBand records are read by [`super::verbs`]).
 
 use super::{Draft, Record};
 use crate::formats::time::iso_datetime;
@@ -88,58 +88,5 @@ pub fn torchrun_failure(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
         }
     }
     out.push(d);
-    true
-}
-
-/// `NET/IB : Got completion from peer … with error 12 / status=12 / status=IBV_WC_RETRY_EXC_ERR(12) …`.
-/// Retry-exceeded statuses (12, 13) also raise an `ib_link` event; 5 (flushed) is a follow-on error.
-pub fn nccl_ib_completion(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
-    let body = rec.body;
-    let Some(p) = body.find("Got completion from peer") else {
-        return false;
-    };
-    let rest = &body[p..];
-    let status: Option<i64> = if let Some(s) = super::xid::between(rest, "with error ", ",") {
-        s.parse().ok()
-    } else if let Some(s) = super::xid::between(rest, "status=", " ") {
-        s.rsplit('(')
-            .next()
-            .map(|x| x.trim_end_matches(')'))
-            .and_then(|x| x.parse().ok())
-    } else {
-        None
-    };
-    let mut d = Draft::new("nccl_error");
-    if let Some(peer) = super::xid::between(rest, "from peer ", " ") {
-        d.attrs.insert(
-            "peer".into(),
-            peer.split('<').next().unwrap_or(peer).to_string(),
-        );
-    }
-    if let Some(s) = status {
-        d.attrs.insert("ib_status".into(), s.to_string());
-    }
-    if let Some(v) = super::xid::between(rest, "vendor err ", " ")
-        .or_else(|| super::xid::between(rest, "vendor_err=", " "))
-    {
-        d.attrs
-            .insert("vendor_err".into(), v.trim_end_matches(',').to_string());
-    }
-    if let Some(h) = super::xid::between(rest, "hca ", " ") {
-        d.attrs.insert("hca".into(), h.to_string());
-    }
-    let retry = matches!(status, Some(12) | Some(13));
-    if !retry {
-        d.severity = Some(Severity::Warning);
-        d.attrs.insert("follow_on".into(), "true".into());
-    }
-    let attrs = d.attrs.clone();
-    out.push(d);
-    if retry {
-        let mut l = Draft::new("ib_link");
-        l.attrs = attrs;
-        l.derived = true;
-        out.push(l);
-    }
     true
 }

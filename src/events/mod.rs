@@ -5,6 +5,7 @@
 pub mod aer;
 pub mod cper;
 pub mod job;
+pub mod verbs;
 pub mod xid;
 
 use crate::model::{Layer, LineStamp, Severity};
@@ -15,6 +16,17 @@ use std::collections::BTreeMap;
 
 /// The recognizers as shipped.
 pub const BUILTIN_RECOGNIZERS: &str = include_str!("../../data/recognizers.toml");
+
+/// The job-log vocabularies as shipped (NCCL, PyTorch c10d, Slurm, CUDA, containers, trainers):
+/// same schema as [`BUILTIN_RECOGNIZERS`], read after it.
+pub const BUILTIN_JOB_RECOGNIZERS: &str = include_str!("../../data/jobs.toml");
+
+/// Every built-in recognizer file, in load order.
+pub const BUILTIN_FILES: [&str; 3] = [
+    BUILTIN_RECOGNIZERS,
+    BUILTIN_JOB_RECOGNIZERS,
+    verbs::BUILTIN_VERBS,
+];
 
 /// One recognizer as written in TOML.
 #[derive(Clone, Debug, Deserialize)]
@@ -29,8 +41,8 @@ pub struct RecognizerDef {
     /// Regex with named captures (`gpu`, `code`, `rank`, `host`, `pid`, …) matched on the message.
     #[serde(default)]
     pub regex: Option<String>,
-    /// Built-in parser instead of a regex: `xid`, `sxid`, `aer`, `torchrun_failure`, `nccl_ib`,
-    /// `cper`.
+    /// Built-in parser instead of a regex: `xid`, `sxid`, `aer`, `torchrun_failure`, `ib_verbs`
+    /// (`nccl_ib` is its former name), `cper`.
     #[serde(default)]
     pub parser: Option<String>,
     /// Layer override (default: the kind's or code's layer from the catalog).
@@ -69,6 +81,17 @@ pub struct RecognizerDef {
     /// it are read into the same event (see [`crate::scan::kreport`]).
     #[serde(default)]
     pub report: bool,
+    /// Fires only when no other recognizer gave an event for the record (or claimed it as
+    /// benign): a catch-all such as any NCCL WARN.
+    #[serde(default)]
+    pub generic: bool,
+    /// The matched text is routine (the reason): no event, and the generic recognizers stay
+    /// silent on the record.
+    #[serde(default)]
+    pub benign: Option<String>,
+    /// Fixed details added to every event (`family = "socket"`).
+    #[serde(default)]
+    pub details: BTreeMap<String, String>,
     /// Lines that must produce an event (or an attachment).
     #[serde(default)]
     pub samples: Vec<String>,
@@ -95,6 +118,8 @@ struct RecognizerFile {
     recognizer: Vec<RecognizerDef>,
     #[serde(default)]
     trace: Option<TraceDef>,
+    #[serde(default)]
+    ib_verbs: Vec<verbs::VerbsEntry>,
 }
 
 /// How a kernel report's call trace names a layer (the `[trace]` table).
@@ -210,6 +235,8 @@ pub struct RecognizerSet {
     xid_derived: BTreeMap<i64, Vec<String>>,
     /// How call traces name layers (the last `[trace]` table given wins).
     pub trace: TraceDef,
+    /// The verbs table (`ibv_wc_status`, `ibv_event_type`); later entries win.
+    pub ib_verbs: Vec<verbs::VerbsEntry>,
 }
 
 /// Errors in recognizer data.
@@ -239,7 +266,15 @@ pub enum RecognizerError {
 /// The most drafts one `every_match` recognizer takes from one record.
 pub const MAX_MATCHES_PER_RECORD: usize = 256;
 
-const PARSERS: [&str; 6] = ["xid", "sxid", "aer", "torchrun_failure", "nccl_ib", "cper"];
+const PARSERS: [&str; 7] = [
+    "xid",
+    "sxid",
+    "aer",
+    "torchrun_failure",
+    "nccl_ib",
+    "ib_verbs",
+    "cper",
+];
 
 /// A draft from one regex match: named captures fill the draft's fields or its details.
 fn draft_from(def: &RecognizerDef, re: &Regex, caps: &regex::Captures<'_>) -> Draft {
@@ -253,6 +288,16 @@ fn draft_from(def: &RecognizerDef, re: &Regex, caps: &regex::Captures<'_>) -> Dr
             "code" => d.code = v.parse().ok(),
             "rank" => d.rank = v.parse().ok(),
             "host" => d.host = Some(v.to_string()),
+            // a time written inside the message (`CANCELLED AT 2024-05-01T12:00:00`)
+            "stamp" => {
+                if let Some((ws, _)) = crate::formats::time::iso_datetime(v.as_bytes()) {
+                    d.stamp = Some(LineStamp {
+                        wall: Some(ws),
+                        mono_us: None,
+                    });
+                }
+                d.attrs.insert("at".to_string(), v.to_string());
+            }
             _ => {
                 d.attrs.insert(name.to_string(), v.to_string());
             }
@@ -260,6 +305,9 @@ fn draft_from(def: &RecognizerDef, re: &Regex, caps: &regex::Captures<'_>) -> Dr
     }
     if d.code.is_none() {
         d.code = def.code;
+    }
+    for (k, v) in &def.details {
+        d.attrs.entry(k.clone()).or_insert_with(|| v.clone());
     }
     d.attach_to = def.attach_to.clone();
     d.code_table = def.code_table.clone();
@@ -273,7 +321,10 @@ fn builtin_regexes() -> &'static BTreeMap<String, Regex> {
     static CACHE: std::sync::OnceLock<BTreeMap<String, Regex>> = std::sync::OnceLock::new();
     CACHE.get_or_init(|| {
         let mut m = BTreeMap::new();
-        if let Ok(f) = toml::from_str::<RecognizerFile>(BUILTIN_RECOGNIZERS) {
+        for f in BUILTIN_FILES
+            .iter()
+            .filter_map(|t| toml::from_str::<RecognizerFile>(t).ok())
+        {
             for d in f.recognizer {
                 if let Some(src) = d.regex {
                     if let Ok(re) = Regex::new(&src) {
@@ -293,13 +344,14 @@ impl RecognizerSet {
         let mut derived = BTreeMap::new();
         let mut given: Vec<String> = Vec::new();
         let mut trace = TraceDef::default();
-        // the built-in file is parsed once per process; user files on every load
-        static BUILTIN: std::sync::OnceLock<Result<RecognizerFile, toml::de::Error>> =
+        // the built-in files are parsed once per process; user files on every load
+        static BUILTIN: std::sync::OnceLock<Vec<Result<RecognizerFile, toml::de::Error>>> =
             std::sync::OnceLock::new();
         let builtin = BUILTIN
-            .get_or_init(|| toml::from_str(BUILTIN_RECOGNIZERS))
+            .get_or_init(|| BUILTIN_FILES.iter().map(|t| toml::from_str(t)).collect())
             .clone();
-        let files = std::iter::once(builtin).chain(
+        let mut ib_verbs: Vec<verbs::VerbsEntry> = Vec::new();
+        let files = builtin.into_iter().chain(
             extra
                 .iter()
                 .map(|text| toml::from_str::<RecognizerFile>(text)),
@@ -318,6 +370,15 @@ impl RecognizerSet {
                     what: format!("code {code} is not a number"),
                 })?;
                 derived.insert(c, kinds);
+            }
+            for v in f.ib_verbs {
+                if !verbs::CLASSES.contains(&v.class.as_str()) {
+                    return Err(RecognizerError::Invalid {
+                        id: format!("ib_verbs {} {}", v.enumeration, v.value),
+                        what: format!("unknown class {}", v.class),
+                    });
+                }
+                ib_verbs.push(v);
             }
             for d in f.recognizer {
                 if let Some(slot) = defs.iter_mut().find(|x| x.id == d.id) {
@@ -345,6 +406,12 @@ impl RecognizerSet {
                 },
                 None => None,
             };
+            if def.benign.is_some() && regex.is_none() {
+                return Err(RecognizerError::Invalid {
+                    id: def.id,
+                    what: "a benign recognizer needs a regex".into(),
+                });
+            }
             match (&regex, &def.parser) {
                 (None, None) => {
                     return Err(RecognizerError::Invalid {
@@ -410,6 +477,7 @@ impl RecognizerSet {
             anchors,
             xid_derived: derived,
             trace,
+            ib_verbs,
         })
     }
 
@@ -445,15 +513,57 @@ impl RecognizerSet {
         &self.anchor_owners[p]
     }
 
-    /// Runs recognizer `idx` on a record.
-    pub fn apply(&self, idx: usize, rec: &Record<'_>, out: &mut Vec<Draft>) {
+    /// True when recognizer `idx` is a catch-all ([`RecognizerDef::generic`]).
+    pub fn is_generic(&self, idx: usize) -> bool {
+        self.compiled[idx].def.generic
+    }
+
+    /// True when the recognizer with this id is a catch-all.
+    pub fn is_generic_id(&self, id: &str) -> bool {
+        self.compiled
+            .iter()
+            .any(|c| c.def.id == id && c.def.generic)
+    }
+
+    /// The id of a benign recognizer whose anchor and regex match `text`, if any.
+    pub fn benign_for(&self, text: &str) -> Option<&str> {
+        self.compiled
+            .iter()
+            .filter(|c| c.def.benign.is_some())
+            .find(|c| {
+                c.def.anchors.iter().any(|a| text.contains(a.as_str()))
+                    && c.regex.as_ref().is_some_and(|re| re.is_match(text))
+            })
+            .map(|c| c.def.id.as_str())
+    }
+
+    /// Runs every recognizer of `owners` on a record, the specific ones first; the generic ones
+    /// only when no specific one gave an event or claimed the record as benign.
+    pub fn apply_all(&self, owners: &[usize], rec: &Record<'_>, out: &mut Vec<Draft>) {
+        let mut claimed = false;
+        for &o in owners.iter().filter(|&&o| !self.is_generic(o)) {
+            claimed |= self.apply(o, rec, out);
+        }
+        if claimed || out.iter().any(|d| d.attach_to.is_none()) {
+            return;
+        }
+        for &o in owners.iter().filter(|&&o| self.is_generic(o)) {
+            self.apply(o, rec, out);
+        }
+    }
+
+    /// Runs recognizer `idx` on a record; returns whether it claimed the record as benign.
+    pub fn apply(&self, idx: usize, rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
         let c = &self.compiled[idx];
         let def = &c.def;
         if def.exclude.iter().any(|x| rec.body.contains(x.as_str())) {
-            return;
+            return false;
         }
         if !def.anchors.iter().any(|a| rec.full.contains(a.as_str())) {
-            return;
+            return false;
+        }
+        if def.benign.is_some() {
+            return c.regex.as_ref().is_some_and(|re| re.is_match(rec.body));
         }
         let start = out.len();
         match def.parser.as_deref() {
@@ -469,14 +579,14 @@ impl RecognizerSet {
             Some("torchrun_failure") => {
                 job::torchrun_failure(rec, out);
             }
-            Some("nccl_ib") => {
-                job::nccl_ib_completion(rec, out);
+            Some("nccl_ib" | "ib_verbs") => {
+                verbs::ib_drafts(rec, &self.ib_verbs, out);
             }
             Some("cper") => {
                 cper::cper_drafts(rec, out);
             }
             _ => {
-                let Some(re) = &c.regex else { return };
+                let Some(re) = &c.regex else { return false };
                 if def.every_match {
                     let all: Vec<regex::Captures<'_>> = re.captures_iter(rec.body).collect();
                     let n = all.len();
@@ -512,6 +622,7 @@ impl RecognizerSet {
                 }
             }
         }
+        false
     }
 
     /// Checks every recognizer's samples and rejects; returns one message per failure.
@@ -541,10 +652,25 @@ impl RecognizerSet {
                         .any(|m| self.anchor_owners[m.pattern().as_usize()].contains(&i))
                         && self.prefilter.find(s.as_str()).is_some();
                     let mut out = Vec::new();
-                    if hit {
-                        self.apply(i, &rec, &mut out);
+                    let mut claimed = false;
+                    if hit && c.def.generic {
+                        // a catch-all is tested as the scanner runs it: after the others
+                        let mut owners: Vec<usize> = Vec::new();
+                        for m in self.automaton.find_overlapping_iter(s.as_str()) {
+                            owners.extend(self.anchor_owners[m.pattern().as_usize()].iter());
+                        }
+                        owners.sort_unstable();
+                        owners.dedup();
+                        self.apply_all(&owners, &rec, &mut out);
+                        out.retain(|d| d.recognizer == c.def.id);
+                    } else if hit {
+                        claimed = self.apply(i, &rec, &mut out);
                     }
-                    let got = out.iter().any(|d| !d.derived);
+                    let got = if c.def.benign.is_some() {
+                        claimed
+                    } else {
+                        out.iter().any(|d| !d.derived)
+                    };
                     if got != want {
                         failures.push(format!(
                             "{}: {} {:?}",

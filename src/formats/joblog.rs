@@ -5,36 +5,12 @@ use super::time::{civil_secs, digits, fraction, hms, iso_datetime, month_abbrev,
 use super::{Prefix, Shape};
 use crate::model::{LineStamp, WallStamp};
 
-/// Strips launcher prefixes that precede everything else: `[rank3]:`, `[default0]:`, ` 3: ` (srun -l).
-/// Returns the offset of what follows and the rank they name.
+/// Strips launcher prefixes that precede everything else (`[rank3]:`, `[default0]:`, ` 3: `
+/// of srun -l, and the other wrappers of [`super::wrapper`]). Returns the offset of what follows
+/// and the rank they name.
 pub fn launcher_prefix(line: &[u8]) -> (usize, Option<i64>) {
-    if line.starts_with(b"[rank") {
-        if let Some(close) = line.iter().take(16).position(|&c| c == b']') {
-            if let Some((r, n)) = number(&line[5..close]) {
-                if 5 + n == close {
-                    let mut off = close + 1;
-                    if line.get(off) == Some(&b':') {
-                        off += 1;
-                    }
-                    if line.get(off) == Some(&b' ') {
-                        off += 1;
-                    }
-                    return (off, Some(r as i64));
-                }
-            }
-        }
-    }
-    // srun --label: optional spaces, digits, ": "
-    let mut i = 0;
-    while i < line.len() && i < 6 && line[i] == b' ' {
-        i += 1;
-    }
-    if let Some((r, n)) = number(&line[i..]) {
-        if n <= 5 && line.get(i + n) == Some(&b':') && line.get(i + n + 1) == Some(&b' ') {
-            return (i + n + 2, Some(r as i64));
-        }
-    }
-    (0, None)
+    let p = super::wrapper::peel(line);
+    (p.off, p.rank)
 }
 
 /// `[2025-03-21 02:07:08] ` (NCCL ≥ 2.26, Megatron) or `[2024-03-12 02:29:19,487] ` (DeepSpeed, torch).
@@ -153,6 +129,8 @@ pub fn job_prefix(line: &[u8]) -> Option<Prefix<'_>> {
         }
     } else if let Some((ws, n)) = glog(line) {
         (Some(ws), n, Shape::C10)
+    } else if let Some((ws, n)) = logfmt(line).or_else(|| vllm(line)) {
+        (Some(ws), n, Shape::JobBracket)
     } else if let Some((ws, n)) = iso_datetime(line) {
         // Python asctime `2024-03-12 02:29:19,487 ` without zone
         (Some(ws), n, Shape::JobBracket)
@@ -176,6 +154,89 @@ pub fn job_prefix(line: &[u8]) -> Option<Prefix<'_>> {
         msg_start: n,
         shape,
     })
+}
+
+/// logfmt `time=2025-04-14T20:20:32.049+08:00 level=INFO ...` (Go slog, logrus): the time, and
+/// the message from the fields after it.
+fn logfmt(line: &[u8]) -> Option<(WallStamp, usize)> {
+    let rest = line.strip_prefix(b"time=")?;
+    let q = usize::from(rest.first() == Some(&b'"'));
+    let (ws, n) = iso_datetime(&rest[q..])?;
+    let mut end = 5 + q + n;
+    if q == 1 && line.get(end) == Some(&b'"') {
+        end += 1;
+    }
+    Some((ws, end))
+}
+
+/// Go `log` `2024/05/01 12:00:00[.000000] ` (local time, no zone).
+pub fn go_log(line: &[u8]) -> Option<Prefix<'_>> {
+    if line.len() < 20 || line[4] != b'/' || line[7] != b'/' || line[10] != b' ' {
+        return None;
+    }
+    let y = digits(line, 4)? as i32;
+    let mo = digits(&line[5..], 2)?;
+    let d = digits(&line[8..], 2)?;
+    let sod = hms(&line[11..])?;
+    let (micros, fl) = fraction(&line[19..]);
+    let mut n = 19 + fl;
+    if line.get(n) == Some(&b' ') {
+        n += 1;
+    }
+    Some(Prefix {
+        stamp: LineStamp {
+            wall: Some(WallStamp {
+                naive_secs: civil_secs(y, mo, d, sod)?,
+                micros,
+                offset: None,
+                has_year: true,
+            }),
+            mono_us: None,
+        },
+        host: None,
+        msg_start: n,
+        shape: Shape::JobBracket,
+    })
+}
+
+/// vLLM and Ray `INFO 05-01 12:00:00 [file.py:12] ` (also `file.py:12] ` of older vLLM).
+fn vllm(line: &[u8]) -> Option<(WallStamp, usize)> {
+    let sp = memchr::memchr(b' ', &line[..line.len().min(10)])?;
+    if !matches!(
+        &line[..sp],
+        b"INFO" | b"WARNING" | b"ERROR" | b"DEBUG" | b"CRITICAL"
+    ) {
+        return None;
+    }
+    let b = line.get(sp + 1..)?;
+    if b.len() < 14 || b[2] != b'-' || b[5] != b' ' {
+        return None;
+    }
+    let mo = digits(b, 2)?;
+    let d = digits(&b[3..], 2)?;
+    let sod = hms(&b[6..])?;
+    let (micros, fl) = fraction(&b[14..]);
+    let mut n = sp + 1 + 14 + fl;
+    if line.get(n) == Some(&b' ') {
+        n += 1;
+    }
+    let rest = &line[n..];
+    if let Some(close) = memchr::memchr(b']', &rest[..rest.len().min(80)]) {
+        // the source location, when it holds no space
+        if !rest[..close].contains(&b' ') {
+            n += close + 1;
+            if line.get(n) == Some(&b' ') {
+                n += 1;
+            }
+        }
+    }
+    let ws = WallStamp {
+        naive_secs: civil_secs(NO_YEAR, mo, d, sod)?,
+        micros,
+        offset: None,
+        has_year: false,
+    };
+    Some((ws, n))
 }
 
 /// Hugging Face example scripts: `[INFO|trainer.py:2078] 2026-03-03 09:00:04,123 >> msg`
@@ -285,6 +346,15 @@ mod tests {
         let l = b"[Feb 27 2025 14:03:13] [ERROR] [tid 12727] detected NVSwitch";
         let p = job_prefix(l).unwrap();
         assert_eq!(p.shape, Shape::FabricManager);
+        let l = b"time=2025-04-14T20:20:48.993+08:00 level=ERROR msg=x";
+        let p = job_prefix(l).unwrap();
+        assert_eq!(&l[p.msg_start..], b"level=ERROR msg=x");
+        let l = b"INFO 05-01 12:00:00 [model_runner.py:12] Loading model";
+        let p = job_prefix(l).unwrap();
+        assert_eq!(&l[p.msg_start..], b"Loading model");
+        let l = b"2024/05/01 12:00:00 exit status 1";
+        let p = go_log(l).unwrap();
+        assert_eq!(&l[p.msg_start..], b"exit status 1");
         let l = b"[2024-07-25 06:36:18,293] torch.distributed.elastic: [WARNING] x";
         assert_eq!(job_prefix(l).unwrap().stamp.wall.unwrap().micros, 293_000);
     }

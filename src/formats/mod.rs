@@ -15,6 +15,7 @@ pub mod record;
 pub mod syslog;
 pub mod time;
 pub mod topo;
+pub mod wrapper;
 
 use crate::model::LineStamp;
 use serde::Serialize;
@@ -81,10 +82,16 @@ pub struct Prefix<'a> {
 pub struct LineHead<'a> {
     /// The prefix, when a known shape matched.
     pub prefix: Option<Prefix<'a>>,
-    /// Rank named by a `[rankN]:` or `srun -l` label.
+    /// Rank named by a wrapper (`[rankN]:`, `srun -l`, mpirun `[J,R]`).
     pub rank: Option<i64>,
     /// Where the message starts (after all prefixes).
     pub msg_start: usize,
+    /// Host named by a wrapper (pdsh, `<job>.<node> [stderr]`, Ray).
+    pub host: Option<&'a [u8]>,
+    /// A launcher or collector wrapper was peeled off (see [`wrapper`]).
+    pub wrapped: bool,
+    /// Where the line starts after the wrappers.
+    pub peeled: usize,
 }
 
 /// Reads a line's prefix, whatever its format.
@@ -109,6 +116,7 @@ pub fn parse_prefix(line: &[u8]) -> Option<Prefix<'_>> {
                 }
             } else {
                 kernel::kmsg(line)
+                    .or_else(|| joblog::go_log(line))
                     .or_else(|| journal::short_unix(line))
                     .or_else(|| syslog::rfc3164(line))
                     .or_else(|| syslog::talos(line))
@@ -196,24 +204,68 @@ pub fn quick_shape(line: &[u8]) -> Option<(Shape, Option<u64>)> {
     parse_head(line).prefix.map(|p| (p.shape, p.stamp.mono_us))
 }
 
-/// Reads launcher labels and then the prefix.
+/// [`quick_shape`] with a wrapper token learned for the file.
+#[inline]
+pub fn quick_shape_with(line: &[u8], learned: Option<&[u8]>) -> Option<(Shape, Option<u64>)> {
+    match learned {
+        Some(t) if line.starts_with(t) => parse_head_with(line, learned)
+            .prefix
+            .map(|p| (p.shape, p.stamp.mono_us)),
+        _ => quick_shape(line),
+    }
+}
+
+/// Peels launcher and collector wrappers (see [`wrapper`]), then reads the prefix.
 pub fn parse_head(line: &[u8]) -> LineHead<'_> {
-    let (off, rank) = joblog::launcher_prefix(line);
-    let rest = &line[off..];
-    match parse_prefix(rest) {
-        Some(mut p) => {
-            p.msg_start += off;
-            LineHead {
-                prefix: Some(p),
-                rank,
-                msg_start: p.msg_start,
+    parse_head_with(line, None)
+}
+
+/// [`parse_head`] with a wrapper token learned for the file ([`wrapper::FileWrappers`]).
+pub fn parse_head_with<'a>(line: &'a [u8], learned: Option<&[u8]>) -> LineHead<'a> {
+    let w = wrapper::peel_with(line, learned);
+    let (mut off, mut rank, mut host) = (w.off, w.rank, w.host);
+    let mut wrapped = w.layers > 0;
+    let mut prefix = parse_prefix(&line[off..]);
+    if prefix.is_none() {
+        // pdsh/clush `host: ` only when a known line shape follows it
+        if let Some((h, n)) = wrapper::host_colon(&line[off..]) {
+            let inner = wrapper::peel(&line[off + n..]);
+            if let Some(p) = parse_prefix(&line[off + n + inner.off..]) {
+                off += n + inner.off;
+                host = Some(h);
+                rank = inner.rank.or(rank);
+                wrapped = true;
+                prefix = Some(p);
             }
         }
-        None => LineHead {
-            prefix: None,
-            rank,
-            msg_start: off,
-        },
+    }
+    match &mut prefix {
+        Some(p) => {
+            p.msg_start += off;
+            if p.stamp.is_empty() {
+                p.stamp.wall = w.stamp;
+            }
+        }
+        None if w.stamp.is_some() => {
+            prefix = Some(Prefix {
+                stamp: LineStamp {
+                    wall: w.stamp,
+                    mono_us: None,
+                },
+                host: None,
+                msg_start: off,
+                shape: Shape::JobBracket,
+            })
+        }
+        None => {}
+    }
+    LineHead {
+        prefix,
+        rank,
+        msg_start: prefix.map_or(off, |p| p.msg_start),
+        host,
+        wrapped,
+        peeled: off,
     }
 }
 

@@ -9,7 +9,8 @@ pub use cap::{cap_by_key, DEFAULT_EVENTS_PER_KIND};
 
 use crate::events::{Draft, RecognizerSet, Record};
 use crate::formats::record::Scope;
-use crate::formats::{parse_head, Shape};
+use crate::formats::wrapper::{strip_ansi, FileWrappers};
+use crate::formats::{parse_head, parse_head_with, Shape};
 use crate::model::LineStamp;
 use rayon::prelude::*;
 
@@ -126,13 +127,31 @@ fn is_continuation(line: &[u8]) -> bool {
         && parse_head(line).prefix.is_none()
 }
 
+/// Lines shorter than this were not cut by a terminal: the next line is not their hard wrap.
+const MIN_WRAPPED_WIDTH: usize = 72;
+
+/// A terminal's hard wrap: in a file whose lines mostly carry a wrapper, a line with neither a
+/// wrapper nor a prefix continues the line before it.
+fn is_hard_wrap(line: &[u8], fw: &FileWrappers) -> bool {
+    // `slurmstepd: error: ...`, `srun: ...`: a program's own line written next to the wrapped ones
+    if !fw.mostly_wrapped
+        || line.trim_ascii().is_empty()
+        || crate::formats::wrapper::host_colon(line).is_some()
+    {
+        return false;
+    }
+    let h = parse_head_with(line, fw.learned.as_deref());
+    !h.wrapped && h.prefix.is_none()
+}
+
 /// Scans a whole buffer; uses rayon over chunks when it is large and `parallel` is set. At most
 /// `cap` events (and attachments) per host, kind, code, GPU and rank are kept; the others are
 /// counted in the `suppressed` field of the last one kept. Progress samples are not capped but
 /// thinned (see [`ScanOutput::thin_progress`]).
 pub fn scan_buffer(buf: &[u8], set: &RecognizerSet, parallel: bool, cap: u64) -> ScanOutput {
+    let fw = FileWrappers::learn(buf, |t| set.prefilter.find(t).is_some());
     if !parallel || buf.len() <= CHUNK_BYTES * 2 {
-        return scan_chunk(buf, 0, buf.len(), set, cap);
+        return scan_chunk(buf, (0, buf.len()), set, cap, &fw);
     }
     let mut bounds = vec![0usize];
     let mut pos = CHUNK_BYTES;
@@ -157,7 +176,7 @@ pub fn scan_buffer(buf: &[u8], set: &RecognizerSet, parallel: bool, cap: u64) ->
         let parts: Vec<ScanOutput> = batch
             .par_iter()
             .map(|&(s, e)| {
-                let mut part = scan_chunk(buf, s, e, set, cap);
+                let mut part = scan_chunk(buf, (s, e), set, cap, &fw);
                 part.thin_progress_to(share);
                 part
             })
@@ -277,12 +296,13 @@ pub const MAX_PROGRESS_SAMPLES: usize = 20_000;
 
 /// Scans `buf[start..end]` (newline aligned); line numbers are relative to `start`; at most `cap`
 /// events per host, kind, code, GPU and rank are kept (the cap is applied as events accumulate).
+/// `fw` is what the file's first lines said about wrappers.
 pub fn scan_chunk(
     buf: &[u8],
-    start: usize,
-    end: usize,
+    (start, end): (usize, usize),
     set: &RecognizerSet,
     cap: u64,
+    fw: &FileWrappers,
 ) -> ScanOutput {
     let mut out = ScanOutput::default();
     let region = &buf[start..end];
@@ -307,7 +327,7 @@ pub fn scan_chunk(
         if line.len() > MAX_RECORD_BYTES {
             out.long_lines += 1;
         }
-        if let Some((shape, mono)) = crate::formats::quick_shape(line) {
+        if let Some((shape, mono)) = crate::formats::quick_shape_with(line, fw.learned.as_deref()) {
             out.recognized += 1;
             out.shapes[shape as usize] += 1;
             if let Some(m) = mono {
@@ -334,7 +354,7 @@ pub fn scan_chunk(
         if ls < record_end {
             continue;
         }
-        let (gave, end) = candidate(buf, ls, le, no, set, &mut out);
+        let (gave, end) = candidate(buf, (ls, le, no), set, &mut out, fw);
         event_lines += gave as u64;
         record_end = end;
         let held = (out.events.len() + out.attachments.len()) as u64;
@@ -355,51 +375,61 @@ pub fn scan_chunk(
 /// an event, and where the record (with its continuation lines) ends.
 fn candidate(
     buf: &[u8],
-    ls: usize,
-    le: usize,
-    line_no: u64,
+    (ls, le, line_no): (usize, usize, u64),
     set: &RecognizerSet,
     out: &mut ScanOutput,
+    fw: &FileWrappers,
 ) -> (bool, usize) {
     let line = trim_cr(&buf[ls..le]);
-    // Multi-line kernel records: walk back to the record head, then forward over continuations.
+    // a hard wrap continues a wrapped line as wide as a terminal (or the wrap before it)
+    let learned = fw.learned.as_deref();
+    let wraps = |prev: &[u8], prev_wrapped: bool, l: &[u8]| {
+        prev_wrapped && prev.len() >= MIN_WRAPPED_WIDTH && is_hard_wrap(l, fw)
+    };
+    let is_wrapped = |l: &[u8]| fw.mostly_wrapped && parse_head_with(l, learned).wrapped;
+    // Multi-line records: walk back to the record head, then forward over continuations.
     let mut head_start = ls;
     let mut head_line_no = line_no;
     let mut parts: Vec<&[u8]> = vec![line];
-    if is_continuation(line) {
-        let mut s = ls;
-        for _ in 0..8 {
-            let Some((ps, pe)) = prev_line(buf, s) else {
-                break;
-            };
-            let pl = trim_cr(&buf[ps..pe]);
-            parts.insert(0, pl);
-            head_start = ps;
-            head_line_no -= 1;
-            s = ps;
-            if !is_continuation(pl) {
-                break;
-            }
+    let mut s = ls;
+    for _ in 0..8 {
+        let Some((ps, pe)) = prev_line(buf, s) else {
+            break;
+        };
+        let pl = trim_cr(&buf[ps..pe]);
+        if !(is_continuation(parts[0]) || wraps(pl, is_wrapped(pl), parts[0])) {
+            break;
         }
+        parts.insert(0, pl);
+        head_start = ps;
+        head_line_no -= 1;
+        s = ps;
     }
     let mut e = le;
+    let mut last_wrapped = is_wrapped(parts[parts.len() - 1]);
     for _ in 0..8 {
         let Some((ns, ne)) = next_line(buf, e) else {
             break;
         };
         let nl = trim_cr(&buf[ns..ne]);
-        if !is_continuation(nl) {
+        if wraps(parts[parts.len() - 1], last_wrapped, nl) {
+            last_wrapped = true;
+        } else if is_continuation(nl) {
+            last_wrapped = false;
+        } else {
             break;
         }
         parts.push(nl);
         e = ne;
     }
     let head_line = parts[0];
-    let head = parse_head(head_line);
+    let head = parse_head_with(head_line, fw.learned.as_deref());
     let mut body = lossy(&head_line[head.msg_start.min(head_line.len())..]);
     for p in &parts[1..] {
-        body.push('\n');
-        body.push_str(String::from_utf8_lossy(p).trim_start());
+        join_part(&mut body, p, !is_continuation(p) && is_hard_wrap(p, fw));
+    }
+    if body.contains('\x1b') {
+        body = strip_ansi(&body);
     }
     let body = normalize_body(&body);
     let mut full = String::new();
@@ -410,6 +440,9 @@ fn candidate(
         full.push_str(&String::from_utf8_lossy(
             &p[..p.len().min(MAX_RECORD_BYTES)],
         ));
+    }
+    if full.contains('\x1b') {
+        full = strip_ansi(&full);
     }
     // anchors may overlap ("Killed" inside "Killed process"): collect every owner on this record
     let mut sorted: Vec<usize> = Vec::new();
@@ -435,9 +468,7 @@ fn candidate(
         rank: head.rank,
     };
     let mut drafts = Vec::new();
-    for o in sorted {
-        set.apply(o, &rec, &mut drafts);
-    }
+    set.apply_all(&sorted, &rec, &mut drafts);
     if drafts.is_empty() {
         return (false, e);
     }
@@ -485,7 +516,12 @@ fn candidate(
             None => borrow_stamp(buf, head_start, e),
         },
     };
-    let host = head.prefix.and_then(|p| p.host).map(lossy).or(lender_host);
+    let host = head
+        .prefix
+        .and_then(|p| p.host)
+        .or(head.host)
+        .map(lossy)
+        .or(lender_host);
     let mut message = String::new();
     for (i, p) in parts.iter().enumerate() {
         if i > 0 {
@@ -550,6 +586,21 @@ fn candidate(
         }
     }
     (!had_prefix, e)
+}
+
+/// Appends a continuation line to a record's text: a kernel continuation on its own line, a
+/// terminal's hard wrap glued back (with a space when the wrap ate the one between two words).
+fn join_part(body: &mut String, part: &[u8], hard_wrap: bool) {
+    let text = String::from_utf8_lossy(part);
+    if hard_wrap {
+        if !body.ends_with(char::is_whitespace) {
+            body.push(' ');
+        }
+        body.push_str(&text);
+    } else {
+        body.push('\n');
+        body.push_str(text.trim_start());
+    }
 }
 
 /// Up to 8 lines before the record starting at `head_start` and `after` after the record ending

@@ -6,6 +6,13 @@ pub const XID79: &str = "Mar 14 02:13:07 node-a kernel: [1795955.589904] NVRM: X
 Mar 14 02:13:07 node-a kernel: [1795955.589913] NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.
 ";
 
+/// NVML cannot start inside a container, and strace shows why: EPERM on the device nodes.
+pub const NVML_INIT_UNKNOWN: &str = "Failed to initialize NVML: Unknown Error
+";
+pub const DEVICE_EPERM: &str =
+    "open(\"/dev/nvidiactl\", O_RDWR)          = -1 EPERM (Operation not permitted)
+";
+
 pub const NVML_UNKNOWN: &str =
     "Unable to determine the device handle for GPU0000:3B:00.0: Unknown Error
 ";
