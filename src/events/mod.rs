@@ -4,6 +4,7 @@
 
 pub mod aer;
 pub mod job;
+pub mod nvrm;
 pub mod xid;
 
 use crate::model::{Layer, LineStamp, Severity};
@@ -28,7 +29,8 @@ pub struct RecognizerDef {
     /// Regex with named captures (`gpu`, `code`, `rank`, `host`, `pid`, …) matched on the message.
     #[serde(default)]
     pub regex: Option<String>,
-    /// Built-in parser instead of a regex: `xid`, `sxid`, `aer`, `torchrun_failure`, `nccl_ib`.
+    /// Built-in parser instead of a regex: `xid`, `sxid`, `aer`, `torchrun_failure`, `nccl_ib`,
+    /// `nvrm` (every NVRM line by structure, see [`nvrm`]).
     #[serde(default)]
     pub parser: Option<String>,
     /// Layer override (default: the kind's or code's layer from the catalog).
@@ -87,6 +89,9 @@ struct RecognizerFile {
     xid_derived: BTreeMap<String, Vec<String>>,
     #[serde(default)]
     recognizer: Vec<RecognizerDef>,
+    /// NVRM knowledge laid over `data/nvrm.toml` (see [`nvrm::NvrmFile::overlay`]).
+    #[serde(default)]
+    nvrm: Option<nvrm::NvrmFile>,
 }
 
 /// An event before the timeline stage fills in input, line and time.
@@ -168,6 +173,15 @@ pub struct RecognizerSet {
     /// The anchor literals in automaton order.
     pub anchors: Vec<String>,
     xid_derived: BTreeMap<i64, Vec<String>>,
+    /// The NVRM knowledge (built-in, or with the user's `[nvrm]` tables).
+    nvrm: NvrmKnowledge,
+    /// Ids of the recognizers with the `nvrm` parser.
+    nvrm_ids: Vec<String>,
+}
+
+enum NvrmKnowledge {
+    Builtin,
+    User(Box<nvrm::Nvrm>),
 }
 
 /// Errors in recognizer data.
@@ -184,6 +198,9 @@ pub enum RecognizerError {
         /// Compiler message.
         err: String,
     },
+    /// NVRM data problem.
+    #[error("{0}")]
+    Nvrm(#[from] nvrm::NvrmError),
     /// Structural problem.
     #[error("recognizer {id}: {what}")]
     Invalid {
@@ -197,7 +214,7 @@ pub enum RecognizerError {
 /// The most drafts one `every_match` recognizer takes from one record.
 pub const MAX_MATCHES_PER_RECORD: usize = 256;
 
-const PARSERS: [&str; 5] = ["xid", "sxid", "aer", "torchrun_failure", "nccl_ib"];
+const PARSERS: [&str; 6] = ["xid", "sxid", "aer", "torchrun_failure", "nccl_ib", "nvrm"];
 
 /// A draft from one regex match: named captures fill the draft's fields or its details.
 fn draft_from(def: &RecognizerDef, re: &Regex, caps: &regex::Captures<'_>) -> Draft {
@@ -250,6 +267,7 @@ impl RecognizerSet {
         let mut defs: Vec<RecognizerDef> = Vec::new();
         let mut derived = BTreeMap::new();
         let mut given: Vec<String> = Vec::new();
+        let mut nvrm_user: Vec<nvrm::NvrmFile> = Vec::new();
         // the built-in file is parsed once per process; user files on every load
         static BUILTIN: std::sync::OnceLock<Result<RecognizerFile, toml::de::Error>> =
             std::sync::OnceLock::new();
@@ -265,6 +283,9 @@ impl RecognizerSet {
             let f = f?;
             if let Some(p) = f.prefilter {
                 given.extend(p.literals);
+            }
+            if let Some(n) = f.nvrm {
+                nvrm_user.push(n);
             }
             for (code, kinds) in f.xid_derived {
                 let c: i64 = code.parse().map_err(|_| RecognizerError::Invalid {
@@ -355,7 +376,23 @@ impl RecognizerSet {
                 id: "prefilter".into(),
                 what: e.to_string(),
             })?;
+        let nvrm = if nvrm_user.is_empty() {
+            NvrmKnowledge::Builtin
+        } else {
+            let mut file = nvrm::Nvrm::builtin_file();
+            for u in nvrm_user {
+                file.overlay(u);
+            }
+            NvrmKnowledge::User(Box::new(nvrm::Nvrm::compile(file)?))
+        };
+        let nvrm_ids = compiled
+            .iter()
+            .filter(|c| c.def.parser.as_deref() == Some("nvrm"))
+            .map(|c| c.def.id.clone())
+            .collect();
         Ok(RecognizerSet {
+            nvrm,
+            nvrm_ids,
             compiled,
             automaton,
             prefilter,
@@ -376,12 +413,69 @@ impl RecognizerSet {
         self.compiled.is_empty()
     }
 
-    /// True when recognizer `idx` reads the lines around a record (its parser needs them).
-    pub fn needs_context(&self, idx: usize) -> bool {
-        matches!(
-            self.compiled[idx].def.parser.as_deref(),
-            Some("aer" | "torchrun_failure")
-        )
+    /// True when recognizer `idx` reads the lines around the record `full` (its parser needs
+    /// them: AER headers, torchrun reports, NVRM initialization failures).
+    pub fn needs_context(&self, idx: usize, full: &str) -> bool {
+        match self.compiled[idx].def.parser.as_deref() {
+            Some("aer" | "torchrun_failure") => true,
+            Some("nvrm") => self.nvrm().needs_context(full),
+            _ => false,
+        }
+    }
+
+    /// The NVRM knowledge the `nvrm` parser runs with.
+    pub fn nvrm(&self) -> &nvrm::Nvrm {
+        match &self.nvrm {
+            NvrmKnowledge::Builtin => nvrm::Nvrm::builtin(),
+            NvrmKnowledge::User(k) => k,
+        }
+    }
+
+    /// Ids of the recognizers with the `nvrm` parser.
+    pub fn nvrm_recognizers(&self) -> &[String] {
+        &self.nvrm_ids
+    }
+
+    /// Specific before generic, for the drafts of one record: an `nvrm` draft of the generic kind
+    /// is dropped when another recognizer said something about the record (an event or an
+    /// attachment), and an `nvrm` draft of a kind another recognizer already gave adds its
+    /// details to that draft instead of standing alone.
+    pub fn settle(&self, drafts: &mut Vec<Draft>) {
+        if self.nvrm_ids.is_empty() || drafts.len() < 2 {
+            return;
+        }
+        let is_nvrm = |d: &Draft| self.nvrm_ids.contains(&d.recognizer);
+        if !drafts.iter().any(is_nvrm) || !drafts.iter().any(|d| !is_nvrm(d)) {
+            return;
+        }
+        let mut i = 0;
+        while i < drafts.len() {
+            if !is_nvrm(&drafts[i]) {
+                i += 1;
+                continue;
+            }
+            if drafts[i].kind == nvrm::GENERIC_KIND {
+                drafts.remove(i);
+                continue;
+            }
+            let kind = drafts[i].kind.clone();
+            if let Some(j) = drafts
+                .iter()
+                .position(|d| !is_nvrm(d) && d.kind == kind && d.attach_to.is_none())
+            {
+                let d = drafts.remove(i);
+                let target = if j > i { j - 1 } else { j };
+                let t = &mut drafts[target];
+                for (k, v) in d.attrs {
+                    t.attrs.entry(k).or_insert(v);
+                }
+                if t.gpu.is_none() {
+                    t.gpu = d.gpu;
+                }
+                continue;
+            }
+            i += 1;
+        }
     }
 
     /// The recognizers owning automaton pattern `p`.
@@ -415,6 +509,9 @@ impl RecognizerSet {
             }
             Some("nccl_ib") => {
                 job::nccl_ib_completion(rec, out);
+            }
+            Some("nvrm") => {
+                nvrm::nvrm_drafts(self.nvrm(), rec, out);
             }
             _ => {
                 let Some(re) = &c.regex else { return };
@@ -484,6 +581,7 @@ impl RecognizerSet {
                     if hit {
                         self.apply(i, &rec, &mut out);
                     }
+                    self.settle(&mut out);
                     let got = out.iter().any(|d| !d.derived);
                     if got != want {
                         failures.push(format!(

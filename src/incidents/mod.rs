@@ -418,18 +418,29 @@ fn judge(
             )
         }
         None => {
-            // No rule fits: the most severe primary, else only consequences were seen.
-            let best = primaries
-                .iter()
-                .copied()
-                .max_by_key(|&i| (events[i].severity, std::cmp::Reverse(i)));
+            // No rule fits: the most severe primary (a specific kind before a generic one of
+            // the same severity), else only consequences were seen.
+            let alone = |i: usize| {
+                catalog
+                    .kind
+                    .get(&events[i].kind)
+                    .and_then(|k| k.confidence)
+                    .unwrap_or(0.5)
+            };
+            let best = primaries.iter().copied().max_by_key(|&i| {
+                (
+                    events[i].severity,
+                    (alone(i) * 100.0) as i64,
+                    std::cmp::Reverse(i),
+                )
+            });
             match best {
                 Some(i) => {
                     let e = &events[i];
                     let (resp, acts) = advice(catalog, e);
                     (
                         e.layer,
-                        0.5,
+                        alone(i),
                         format!(
                             "{} on {}",
                             catalog.title(&e.kind, e.code),
