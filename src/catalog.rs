@@ -125,6 +125,10 @@ pub struct KindEntry {
     pub severity: Severity,
     /// Who acts.
     pub responsibility: String,
+    /// How far an event of this kind alone names a cause, when no rule does (0.5 when absent;
+    /// lower for the generic kinds that keep what is not understood).
+    #[serde(default)]
+    pub confidence: Option<f64>,
     /// Steps to take.
     pub actions: Vec<String>,
 }

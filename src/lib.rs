@@ -77,7 +77,7 @@ impl Knowledge {
                 }
                 Ok((!t.is_empty()).then(|| toml::to_string(&t)).transpose()?)
             };
-            if let Some(s) = pick(&["recognizer", "xid_derived", "trace"])? {
+            if let Some(s) = pick(&["recognizer", "xid_derived", "trace", "nvrm"])? {
                 recog_extra.push(s);
             }
             if let Some(s) = pick(&[
@@ -96,6 +96,7 @@ impl Knowledge {
             let known = [
                 "recognizer",
                 "xid_derived",
+                "nvrm",
                 "rule",
                 "grouping",
                 "consequences",

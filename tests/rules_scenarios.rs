@@ -167,6 +167,31 @@ const SCENARIOS: &[Scenario] = &[
         instead: Instead::Rule("cuda-error"),
     },
     Scenario {
+        rule: "gpu-init-failure-firmware",
+        layer: "driver_stack",
+        responsibility: "operator",
+        positive: &[("node-a/kern.log", INIT_FAILED_WPR2)],
+        // a failure whose status says the memory failed is the board's
+        near_miss: &[("node-a/kern.log", INIT_FAILED)],
+        instead: Instead::Rule("gpu-init-failure"),
+    },
+    Scenario {
+        rule: "gpu-init-failure-driver",
+        layer: "driver_stack",
+        responsibility: "operator",
+        positive: &[("node-a/kern.log", INIT_FAILED_NO_FIRMWARE)],
+        near_miss: &[("node-a/kern.log", INIT_FAILED)],
+        instead: Instead::Rule("gpu-init-failure"),
+    },
+    Scenario {
+        rule: "gpu-init-failure-platform",
+        layer: "platform",
+        responsibility: "operator",
+        positive: &[("node-a/kern.log", PROBE_FAILED_NO_IRQ)],
+        near_miss: &[("node-a/kern.log", INIT_FAILED)],
+        instead: Instead::Rule("gpu-init-failure"),
+    },
+    Scenario {
         rule: "gpu-init-failure",
         layer: "hardware",
         responsibility: "vendor",

@@ -5,6 +5,7 @@
 pub mod aer;
 pub mod cper;
 pub mod job;
+pub mod nvrm;
 pub mod verbs;
 pub mod xid;
 
@@ -42,7 +43,7 @@ pub struct RecognizerDef {
     #[serde(default)]
     pub regex: Option<String>,
     /// Built-in parser instead of a regex: `xid`, `sxid`, `aer`, `torchrun_failure`, `ib_verbs`
-    /// (`nccl_ib` is its former name), `cper`.
+    /// (`nccl_ib` is its former name), `cper`, `nvrm` (every NVRM line by structure, see [`nvrm`]).
     #[serde(default)]
     pub parser: Option<String>,
     /// Layer override (default: the kind's or code's layer from the catalog).
@@ -120,6 +121,9 @@ struct RecognizerFile {
     trace: Option<TraceDef>,
     #[serde(default)]
     ib_verbs: Vec<verbs::VerbsEntry>,
+    /// NVRM knowledge laid over `data/nvrm.toml` (see [`nvrm::NvrmFile::overlay`]).
+    #[serde(default)]
+    nvrm: Option<nvrm::NvrmFile>,
 }
 
 /// How a kernel report's call trace names a layer (the `[trace]` table).
@@ -237,6 +241,15 @@ pub struct RecognizerSet {
     pub trace: TraceDef,
     /// The verbs table (`ibv_wc_status`, `ibv_event_type`); later entries win.
     pub ib_verbs: Vec<verbs::VerbsEntry>,
+    /// The NVRM knowledge (built-in, or with the user's `[nvrm]` tables).
+    nvrm: NvrmKnowledge,
+    /// Ids of the recognizers with the `nvrm` parser.
+    nvrm_ids: Vec<String>,
+}
+
+enum NvrmKnowledge {
+    Builtin,
+    User(Box<nvrm::Nvrm>),
 }
 
 /// Errors in recognizer data.
@@ -253,6 +266,9 @@ pub enum RecognizerError {
         /// Compiler message.
         err: String,
     },
+    /// NVRM data problem.
+    #[error("{0}")]
+    Nvrm(#[from] nvrm::NvrmError),
     /// Structural problem.
     #[error("recognizer {id}: {what}")]
     Invalid {
@@ -266,7 +282,7 @@ pub enum RecognizerError {
 /// The most drafts one `every_match` recognizer takes from one record.
 pub const MAX_MATCHES_PER_RECORD: usize = 256;
 
-const PARSERS: [&str; 7] = [
+const PARSERS: [&str; 8] = [
     "xid",
     "sxid",
     "aer",
@@ -274,6 +290,7 @@ const PARSERS: [&str; 7] = [
     "nccl_ib",
     "ib_verbs",
     "cper",
+    "nvrm",
 ];
 
 /// A draft from one regex match: named captures fill the draft's fields or its details.
@@ -344,6 +361,7 @@ impl RecognizerSet {
         let mut derived = BTreeMap::new();
         let mut given: Vec<String> = Vec::new();
         let mut trace = TraceDef::default();
+        let mut nvrm_user: Vec<nvrm::NvrmFile> = Vec::new();
         // the built-in files are parsed once per process; user files on every load
         static BUILTIN: std::sync::OnceLock<Vec<Result<RecognizerFile, toml::de::Error>>> =
             std::sync::OnceLock::new();
@@ -363,6 +381,9 @@ impl RecognizerSet {
             }
             if let Some(t) = f.trace {
                 trace = t;
+            }
+            if let Some(n) = f.nvrm {
+                nvrm_user.push(n);
             }
             for (code, kinds) in f.xid_derived {
                 let c: i64 = code.parse().map_err(|_| RecognizerError::Invalid {
@@ -468,7 +489,23 @@ impl RecognizerSet {
                 id: "prefilter".into(),
                 what: e.to_string(),
             })?;
+        let nvrm = if nvrm_user.is_empty() {
+            NvrmKnowledge::Builtin
+        } else {
+            let mut file = nvrm::Nvrm::builtin_file();
+            for u in nvrm_user {
+                file.overlay(u);
+            }
+            NvrmKnowledge::User(Box::new(nvrm::Nvrm::compile(file)?))
+        };
+        let nvrm_ids = compiled
+            .iter()
+            .filter(|c| c.def.parser.as_deref() == Some("nvrm"))
+            .map(|c| c.def.id.clone())
+            .collect();
         Ok(RecognizerSet {
+            nvrm,
+            nvrm_ids,
             compiled,
             automaton,
             prefilter,
@@ -491,12 +528,69 @@ impl RecognizerSet {
         self.compiled.is_empty()
     }
 
-    /// True when recognizer `idx` reads the lines around a record (its parser needs them).
-    pub fn needs_context(&self, idx: usize) -> bool {
-        matches!(
-            self.compiled[idx].def.parser.as_deref(),
-            Some("aer" | "torchrun_failure" | "cper")
-        )
+    /// True when recognizer `idx` reads the lines around the record `full` (its parser needs
+    /// them: AER headers, torchrun reports, NVRM initialization failures).
+    pub fn needs_context(&self, idx: usize, full: &str) -> bool {
+        match self.compiled[idx].def.parser.as_deref() {
+            Some("aer" | "torchrun_failure" | "cper") => true,
+            Some("nvrm") => self.nvrm().needs_context(full),
+            _ => false,
+        }
+    }
+
+    /// The NVRM knowledge the `nvrm` parser runs with.
+    pub fn nvrm(&self) -> &nvrm::Nvrm {
+        match &self.nvrm {
+            NvrmKnowledge::Builtin => nvrm::Nvrm::builtin(),
+            NvrmKnowledge::User(k) => k,
+        }
+    }
+
+    /// Ids of the recognizers with the `nvrm` parser.
+    pub fn nvrm_recognizers(&self) -> &[String] {
+        &self.nvrm_ids
+    }
+
+    /// Specific before generic, for the drafts of one record: an `nvrm` draft of the generic kind
+    /// is dropped when another recognizer said something about the record (an event or an
+    /// attachment), and an `nvrm` draft of a kind another recognizer already gave adds its
+    /// details to that draft instead of standing alone.
+    pub fn settle(&self, drafts: &mut Vec<Draft>) {
+        if self.nvrm_ids.is_empty() || drafts.len() < 2 {
+            return;
+        }
+        let is_nvrm = |d: &Draft| self.nvrm_ids.contains(&d.recognizer);
+        if !drafts.iter().any(is_nvrm) || !drafts.iter().any(|d| !is_nvrm(d)) {
+            return;
+        }
+        let mut i = 0;
+        while i < drafts.len() {
+            if !is_nvrm(&drafts[i]) {
+                i += 1;
+                continue;
+            }
+            if drafts[i].kind == nvrm::GENERIC_KIND {
+                drafts.remove(i);
+                continue;
+            }
+            let kind = drafts[i].kind.clone();
+            if let Some(j) = drafts
+                .iter()
+                .position(|d| !is_nvrm(d) && d.kind == kind && d.attach_to.is_none())
+            {
+                let d = drafts.remove(i);
+                let target = if j > i { j - 1 } else { j };
+                let t = &mut drafts[target];
+                for (k, v) in d.attrs {
+                    t.attrs.entry(k).or_insert(v);
+                }
+                if t.gpu.is_none() {
+                    t.gpu = d.gpu;
+                }
+                continue;
+            }
+            i += 1;
+        }
     }
 
     /// How many lines after a record recognizer `idx` reads (a firmware error record spans many,
@@ -585,6 +679,9 @@ impl RecognizerSet {
             Some("cper") => {
                 cper::cper_drafts(rec, out);
             }
+            Some("nvrm") => {
+                nvrm::nvrm_drafts(self.nvrm(), rec, out);
+            }
             _ => {
                 let Some(re) = &c.regex else { return false };
                 if def.every_match {
@@ -666,6 +763,7 @@ impl RecognizerSet {
                     } else if hit {
                         claimed = self.apply(i, &rec, &mut out);
                     }
+                    self.settle(&mut out);
                     let got = if c.def.benign.is_some() {
                         claimed
                     } else {

@@ -137,22 +137,22 @@ pub fn xid_drafts(
     if let Some(link) = between(x.text, "link ", "(").or_else(|| between(x.text, "Link ", " ")) {
         attr(&mut d, "link", link.trim());
     }
+    // `Ch 00000001 caused by previous Xid 149`: the Xid this one follows from
+    if let Some(p) = x.text.find("caused by previous Xid ") {
+        let n: String = x.text[p + 23..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        if !n.is_empty() {
+            attr(&mut d, "caused_by_xid", n);
+        }
+    }
     if let Some(action) = x.text.split(" to ").nth(1).filter(|_| x.code == 154) {
         attr(
             &mut d,
             "recovery_action",
             action.trim().trim_end_matches('.'),
         );
-    }
-    // "... caused by previous Xid 149": the follow-on names its cause
-    if let Some(n) = x
-        .text
-        .rfind("caused by previous Xid ")
-        .map(|p| &x.text[p + "caused by previous Xid ".len()..])
-        .and_then(|t| t.split(|c: char| !c.is_ascii_digit()).next())
-        .filter(|n| !n.is_empty())
-    {
-        attr(&mut d, "caused_by_xid", n);
     }
     if x.code == 74 || (144..=150).contains(&x.code) {
         let fatal = x.text.contains("fatal") || x.text.contains("Fatal");
@@ -262,6 +262,20 @@ mod tests {
             parse_xid("NVRM: Xid (PCI:0000:02:00): 79, GPU has fallen off the bus.").unwrap();
         assert_eq!((x.pid, x.text), (None, "GPU has fallen off the bus."));
         assert!(parse_xid("NVRM: Xid (PCI:0000:02:00): abc").is_err());
+    }
+
+    #[test]
+    fn xid_45_names_the_xid_it_follows() {
+        let mut out = vec![];
+        assert!(xid_drafts(
+            "NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous Xid 149",
+            &Default::default(),
+            &mut out
+        ));
+        assert_eq!(
+            out[0].attrs.get("caused_by_xid").map(String::as_str),
+            Some("149")
+        );
     }
 
     #[test]

@@ -336,13 +336,23 @@ fn from_rule(
     }
 }
 
+/// How far an event speaks for itself when no rule fits: the kind's confidence in the catalog
+/// (0.3 for an error recognized but not understood), else 0.5.
+fn alone(catalog: &Catalog, e: &Event) -> f64 {
+    catalog
+        .kind
+        .get(&e.kind)
+        .and_then(|k| k.confidence)
+        .unwrap_or(0.5)
+}
+
 /// No rule fits but a primary fault is there: the most severe one speaks for itself.
 fn from_event(i: usize, events: &[Event], catalog: &Catalog) -> Verdict {
     let e = &events[i];
     let (responsibility, actions) = advice(catalog, e);
     Verdict {
         layer: e.layer,
-        confidence: 0.5,
+        confidence: alone(catalog, e),
         summary: format!(
             "{} on {}",
             catalog.title(&e.kind, e.code),
@@ -602,11 +612,15 @@ fn judge(
             cause,
             !alternatives.is_empty(),
         ),
-        None => match primaries
-            .iter()
-            .copied()
-            .max_by_key(|&i| (events[i].severity, std::cmp::Reverse(i)))
-        {
+        // no rule fits: the most severe primary, a specific kind before a generic one of the
+        // same severity (the kind's own confidence in the catalog)
+        None => match primaries.iter().copied().max_by_key(|&i| {
+            (
+                events[i].severity,
+                (alone(catalog, &events[i]) * 100.0) as i64,
+                std::cmp::Reverse(i),
+            )
+        }) {
             Some(i) => from_event(i, events, catalog),
             None if !discounted.is_empty() => {
                 let d = discounted_only(&discounted, events, rules, catalog);

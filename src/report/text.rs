@@ -84,6 +84,9 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(o, "  note: {}", t(n));
     }
     let _ = writeln!(o, "  accounting: {}", t(&r.accounting.summary));
+    for ex in &r.accounting.not_understood_examples {
+        let _ = writeln!(o, "      not understood: {}", t(ex));
+    }
     let _ = writeln!(o);
     let relevant: Vec<_> = r.events.iter().filter(|e| e.severity != "info").collect();
     let _ = writeln!(

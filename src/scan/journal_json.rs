@@ -52,6 +52,7 @@ pub fn scan(buf: &[u8], set: &RecognizerSet, cap: u64) -> ScanOutput {
         for o in owners {
             set.apply(o, &rec, &mut drafts);
         }
+        set.settle(&mut drafts);
         let stamp = LineStamp {
             wall: entry.realtime_us.map(|us| WallStamp {
                 naive_secs: us.div_euclid(1_000_000),
@@ -93,6 +94,7 @@ pub fn scan(buf: &[u8], set: &RecognizerSet, cap: u64) -> ScanOutput {
             next_cap = after.saturating_mul(2).max(next_cap);
         }
     }
+    crate::events::nvrm::collapse_bursts(&mut out.events, set.nvrm_recognizers());
     out.cap(cap);
     out
 }

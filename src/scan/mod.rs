@@ -359,11 +359,13 @@ pub fn scan_chunk(
         record_end = end;
         let held = (out.events.len() + out.attachments.len()) as u64;
         if held >= next_cap {
+            crate::events::nvrm::collapse_bursts(&mut out.events, set.nvrm_recognizers());
             out.cap(cap);
             let after = (out.events.len() + out.attachments.len()) as u64;
             next_cap = after.saturating_mul(2).max(next_cap);
         }
     }
+    crate::events::nvrm::collapse_bursts(&mut out.events, set.nvrm_recognizers());
     out.cap(cap);
     // event lines whose prefix was not understood still count as recognized
     out.recognized = (out.recognized + event_lines).min(out.lines);
@@ -456,7 +458,7 @@ fn candidate(
     sorted.sort_unstable();
     // the lines around the record, only for the few parsers that read them
     let (mut preceding, mut following) = (Vec::new(), Vec::new());
-    if sorted.iter().any(|&o| set.needs_context(o)) {
+    if sorted.iter().any(|&o| set.needs_context(o, &full)) {
         let after = sorted.iter().map(|&o| set.context_after(o)).max();
         (preceding, following) = context(buf, head_start, e, after.unwrap_or(8));
     }
@@ -469,6 +471,7 @@ fn candidate(
     };
     let mut drafts = Vec::new();
     set.apply_all(&sorted, &rec, &mut drafts);
+    set.settle(&mut drafts);
     if drafts.is_empty() {
         return (false, e);
     }

@@ -115,6 +115,29 @@ pub const INIT_FAILED: &str = "Mar 14 02:00:03 node-a kernel: [  218.250408] NVR
 Mar 14 02:00:03 node-a kernel: [  218.250612] NVRM: GPU 0000:0a:00.0: rm_init_adapter failed, device minor number 5
 ";
 
+/// A GSP boot that failed because WPR2 was left up: the init failure carries reason wpr2_up.
+pub const INIT_FAILED_WPR2: &str = "Mar 14 02:00:03 node-a kernel: [  115.083711] NVRM: GPU6 _kgspBootGspRm: unexpected WPR2 already up, cannot proceed with booting GSP
+Mar 14 02:00:03 node-a kernel: [  115.083720] NVRM: GPU6 _kgspBootGspRm: (the GPU is likely in a bad state and may need to be reset)
+Mar 14 02:00:03 node-a kernel: [  115.083750] NVRM: GPU6 RmInitAdapter: Cannot initialize GSP firmware RM
+Mar 14 02:00:03 node-a kernel: [  115.084348] NVRM: GPU 0000:a1:00.0: RmInitAdapter failed! (0x62:0x40:2168)
+Mar 14 02:00:03 node-a kernel: [  115.086406] NVRM: GPU 0000:a1:00.0: rm_init_adapter failed, device minor number 7
+";
+
+/// The GSP firmware file is missing: the init failure carries reason firmware_missing.
+pub const INIT_FAILED_NO_FIRMWARE: &str = "Mar 14 02:00:03 node-a kernel: [   12.500100] NVRM: GPU0 RmFetchGspRmImages: No firmware image found
+Mar 14 02:00:03 node-a kernel: [   12.500200] NVRM: GPU 0000:0a:00.0: RmInitAdapter failed! (0x61:0x56:1829)
+Mar 14 02:00:03 node-a kernel: [   12.500300] NVRM: GPU 0000:0a:00.0: rm_init_adapter failed, device minor number 0
+";
+
+/// The probe found no IRQ for the GPU: the probe failure carries reason platform.
+pub const PROBE_FAILED_NO_IRQ: &str =
+    "Mar 14 02:00:03 node-a kernel: [    6.900100] NVRM: Can't find an IRQ for your NVIDIA card!
+Mar 14 02:00:03 node-a kernel: [    6.900110] NVRM: Please check your BIOS settings.
+Mar 14 02:00:03 node-a kernel: [    6.900120] NVRM: [Plug & Play OS] should be set to NO
+Mar 14 02:00:03 node-a kernel: [    6.900130] NVRM: [Assign IRQ to VGA] should be set to YES
+Mar 14 02:00:03 node-a kernel: [    6.900200] nvidia: probe of 0000:0a:00.0 failed with error -1
+";
+
 pub const DRIVER_LOADS: &str = "Mar 13 08:31:22 node-a kernel: [    6.710275] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.161.08  Tue Mar  5 22:42:18 UTC 2024
 Mar 14 02:00:03 node-a kernel: [    6.812004] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Feb 20 18:12:44 UTC 2024
 ";

@@ -25,9 +25,18 @@ pub struct AccountingJson {
     pub events_suppressed: u64,
     /// What was skipped or read only in part, and why: one entry per reason, with a count.
     pub skipped: Vec<String>,
+    /// NVRM error lines that only the generic kind (`driver_error`) kept: read as errors of the
+    /// driver, not understood (bursts of one function counted line by line).
+    pub not_understood: u64,
+    /// The first few of them (function and text), so that a user sees what was not understood.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_understood_examples: Vec<String>,
     /// One line: the counts above and the skipped reasons.
     pub summary: String,
 }
+
+/// Examples of NVRM error lines not understood that the accounting lists.
+const MAX_NOT_UNDERSTOOD_EXAMPLES: usize = 5;
 
 /// Why an input's warning means something was skipped or read only in part (`None`: nothing was
 /// skipped, e.g. a decoding note).
@@ -134,13 +143,48 @@ pub(super) fn accounting(a: &Analysis, inputs: &[InputJson]) -> AccountingJson {
             acc.events_suppressed
         ));
     }
+    for e in a
+        .events
+        .iter()
+        .filter(|e| e.kind == crate::events::nvrm::GENERIC_KIND)
+    {
+        let lines: u64 = e
+            .attrs
+            .get("burst_lines")
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1);
+        acc.not_understood += lines + e.suppressed;
+        if acc.not_understood_examples.len() < MAX_NOT_UNDERSTOOD_EXAMPLES {
+            let text = e
+                .attrs
+                .get("text")
+                .cloned()
+                .unwrap_or_else(|| e.body.clone());
+            let example = match e.attrs.get("function") {
+                Some(f) => format!("{f}: {text}"),
+                None => text,
+            };
+            let example: String = example.chars().take(160).collect();
+            if !acc.not_understood_examples.contains(&example) {
+                acc.not_understood_examples.push(example);
+            }
+        }
+    }
     let skipped = if acc.skipped.is_empty() {
         "nothing skipped".to_string()
     } else {
         format!("skipped: {}", acc.skipped.join("; "))
     };
+    let not_understood = if acc.not_understood > 0 {
+        format!(
+            "; {} NVRM error line(s) read but not understood (generic driver_error)",
+            acc.not_understood
+        )
+    } else {
+        String::new()
+    };
     acc.summary = format!(
-        "{} input(s), {} bytes, {} lines = {} recognized + {} not recognized by any reader (still searched for anchors), {} event occurrence(s); {skipped}",
+        "{} input(s), {} bytes, {} lines = {} recognized + {} not recognized by any reader (still searched for anchors), {} event occurrence(s){not_understood}; {skipped}",
         acc.inputs, acc.bytes, acc.lines, acc.lines_recognized, acc.lines_unrecognized, acc.events
     );
     acc

@@ -171,6 +171,13 @@ pub(super) fn inputs(m: Md, r: &Report, o: &mut String) {
     }
     let _ = writeln!(o);
     let _ = writeln!(o, "Accounting: {}\n", m.text(&r.accounting.summary));
+    if !r.accounting.not_understood_examples.is_empty() {
+        let _ = writeln!(o, "NVRM error lines not understood (first of them):\n");
+        for ex in &r.accounting.not_understood_examples {
+            let _ = writeln!(o, "- {}", m.code_cell(ex));
+        }
+        let _ = writeln!(o);
+    }
     if !r.notes.is_empty() {
         let _ = writeln!(o, "**Notes:**\n");
         for n in &r.notes {

@@ -1,0 +1,1342 @@
+//! NVRM lines read by structure: every `NVRM:` line of the NVIDIA kernel driver is cut into its
+//! parts (GPU, function, message, NV_STATUS), put in a family (GSP, robust channels, init, GPU
+//! lost, ECC, NVLink, firmware, platform...) and classified by the data of `data/nvrm.toml`. A line
+//! no class or family explains, but that reports an error, raises the generic `driver_error`, so
+//! that a complaining driver never yields the verdict `none`. Initialization failures take their
+//! reason from the lines around them (same GPU, same boot).
+
+use super::{Draft, Record};
+use crate::model::{Layer, LineStamp, Severity};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use serde::Deserialize;
+use std::collections::{BTreeMap, HashMap};
+
+/// The NVRM knowledge as shipped.
+pub const BUILTIN_NVRM: &str = include_str!("../../data/nvrm.toml");
+
+/// The kind raised by an NVRM error line that no class or family explains.
+pub const GENERIC_KIND: &str = "driver_error";
+
+/// One NV_STATUS code.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StatusDef {
+    /// `NV_ERR_GPU_IS_LOST`.
+    pub name: String,
+    /// Its value.
+    pub code: i64,
+    /// What it means, in a few words.
+    pub meaning: String,
+    /// The layer it points at when it is all a line says.
+    #[serde(default)]
+    pub layer: Option<Layer>,
+    /// The reason it gives to an initialization failure.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// It says the GPU is gone: the line is a GPU-lost event.
+    #[serde(default)]
+    pub gone: bool,
+}
+
+/// A family of NVRM messages (by function name, source file, message words).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FamilyDef {
+    /// Stable id.
+    pub id: String,
+    /// What the family covers.
+    #[serde(default)]
+    pub title: String,
+    /// A topic family: a message with one of its words belongs to it whatever function prints it.
+    #[serde(default)]
+    pub topic: bool,
+    /// Kind of the family's error lines that no class explains (none: the generic kind).
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// Their severity.
+    #[serde(default)]
+    pub severity: Option<Severity>,
+    /// The reason the family's lines give to an initialization failure read around them.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// Function name prefixes (leading underscores and case ignored; the longest prefix wins).
+    #[serde(default)]
+    pub functions: Vec<String>,
+    /// Source files (path substrings): the file an assertion names, and the vocabulary rows.
+    #[serde(default)]
+    pub files: Vec<String>,
+    /// Message words.
+    #[serde(default)]
+    pub words: Vec<String>,
+}
+
+/// A class of NVRM lines: the first class that fits a line decides what it is.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClassDef {
+    /// Stable id.
+    pub id: String,
+    /// Only lines of this family.
+    #[serde(default)]
+    pub family: Option<String>,
+    /// Function name prefixes (any).
+    #[serde(default)]
+    pub functions: Vec<String>,
+    /// Message words (any).
+    #[serde(default)]
+    pub words: Vec<String>,
+    /// Message beginnings (any).
+    #[serde(default)]
+    pub starts: Vec<String>,
+    /// Words that veto the class.
+    #[serde(default)]
+    pub not_words: Vec<String>,
+    /// NV_STATUS names (any) the line must carry.
+    #[serde(default)]
+    pub statuses: Vec<String>,
+    /// The line must carry a status marked `gone` (the GPU is lost).
+    #[serde(default)]
+    pub gone: bool,
+    /// The kind of event.
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// Not an event: why.
+    #[serde(default)]
+    pub benign: Option<String>,
+    /// Severity of the event.
+    #[serde(default)]
+    pub severity: Option<Severity>,
+    /// Layer of the event.
+    #[serde(default)]
+    pub layer: Option<Layer>,
+    /// The reason this line gives to an initialization failure (its own, when it is one).
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// The line closes an initialization failure (`RmInitAdapter failed!`): its reason is read
+    /// from the lines around it.
+    #[serde(default)]
+    pub terminal: bool,
+    /// Details added to the event.
+    #[serde(default)]
+    pub attrs: BTreeMap<String, String>,
+}
+
+/// One stage of `RmInitAdapter failed! (0xSTAGE:0xSTATUS:LINE)`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StageDef {
+    /// Stage value.
+    pub code: i64,
+    /// Its name.
+    pub name: String,
+    /// The reason it gives.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// A reason of an initialization failure.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReasonDef {
+    /// Stable id (the `reason` detail).
+    pub id: String,
+    /// Its group (the `cause` detail): `hardware`, `firmware`, `driver` or `platform`.
+    pub cause: String,
+    /// What it means.
+    pub meaning: String,
+}
+
+/// The NVRM knowledge as written (`data/nvrm.toml`, or a `[nvrm]` table of a user file).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NvrmFile {
+    /// Words that make a line without a function name an error report.
+    #[serde(default)]
+    pub error_words: Vec<String>,
+    /// Reasons of initialization failures.
+    #[serde(default)]
+    pub reasons: Vec<ReasonDef>,
+    /// NV_STATUS codes.
+    #[serde(default)]
+    pub status: Vec<StatusDef>,
+    /// Families.
+    #[serde(default)]
+    pub family: Vec<FamilyDef>,
+    /// Classes, tried in order.
+    #[serde(default)]
+    pub class: Vec<ClassDef>,
+    /// Init stages.
+    #[serde(default)]
+    pub init_stage: Vec<StageDef>,
+}
+
+impl NvrmFile {
+    /// Lays a user file over this one: families and statuses with an existing id or name replace
+    /// theirs, new ones are added; user classes with an existing id replace theirs, new ones are
+    /// tried before the built-in ones; error words are added.
+    pub fn overlay(&mut self, user: NvrmFile) {
+        self.error_words.extend(user.error_words);
+        for r in user.reasons {
+            match self.reasons.iter_mut().find(|x| x.id == r.id) {
+                Some(slot) => *slot = r,
+                None => self.reasons.push(r),
+            }
+        }
+        for s in user.status {
+            match self.status.iter_mut().find(|x| x.name == s.name) {
+                Some(slot) => *slot = s,
+                None => self.status.push(s),
+            }
+        }
+        for f in user.family {
+            match self.family.iter_mut().find(|x| x.id == f.id) {
+                Some(slot) => *slot = f,
+                None => self.family.push(f),
+            }
+        }
+        let mut front = Vec::new();
+        for c in user.class {
+            match self.class.iter_mut().find(|x| x.id == c.id) {
+                Some(slot) => *slot = c,
+                None => front.push(c),
+            }
+        }
+        front.append(&mut self.class);
+        self.class = front;
+        for s in user.init_stage {
+            match self.init_stage.iter_mut().find(|x| x.code == s.code) {
+                Some(slot) => *slot = s,
+                None => self.init_stage.push(s),
+            }
+        }
+    }
+}
+
+/// A word of the data: all-capital words (`ECC`, `GSP`, `IRQ`) match case-sensitively, the
+/// others case-insensitively.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Word {
+    text: String,
+    exact: bool,
+}
+
+impl Word {
+    fn new(w: &str) -> Word {
+        let exact =
+            w.bytes().any(|c| c.is_ascii_uppercase()) && !w.bytes().any(|c| c.is_ascii_lowercase());
+        Word {
+            text: if exact {
+                w.to_string()
+            } else {
+                w.to_ascii_lowercase()
+            },
+            exact,
+        }
+    }
+}
+
+/// Every word of the data, each with an id, found in a message by one pass of two automata (the
+/// case-insensitive words over the lower-cased message, the exact ones over the message).
+#[derive(Default)]
+struct Lexicon {
+    index: HashMap<Word, u32>,
+    ci: Option<(AhoCorasick, Vec<u32>)>,
+    cs: Option<(AhoCorasick, Vec<u32>)>,
+}
+
+/// The ids of the words a message holds, sorted.
+struct Found(Vec<u32>);
+
+impl Found {
+    fn any(&self, ids: &[u32]) -> bool {
+        ids.iter().any(|i| self.0.binary_search(i).is_ok())
+    }
+}
+
+impl Lexicon {
+    fn ids(&mut self, list: &[String]) -> Vec<u32> {
+        let mut out: Vec<u32> = list
+            .iter()
+            .filter(|w| !w.is_empty())
+            .map(|w| {
+                let n = self.index.len() as u32;
+                *self.index.entry(Word::new(w)).or_insert(n)
+            })
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    fn build(&mut self) {
+        let mut ci: Vec<(&str, u32)> = Vec::new();
+        let mut cs: Vec<(&str, u32)> = Vec::new();
+        for (w, &id) in &self.index {
+            if w.exact {
+                cs.push((&w.text, id));
+            } else {
+                ci.push((&w.text, id));
+            }
+        }
+        let auto = |list: &mut Vec<(&str, u32)>| {
+            list.sort_unstable();
+            let a = AhoCorasickBuilder::new()
+                .match_kind(MatchKind::Standard)
+                .build(list.iter().map(|(t, _)| *t))
+                .ok()?;
+            Some((a, list.iter().map(|(_, i)| *i).collect()))
+        };
+        self.ci = auto(&mut ci);
+        self.cs = auto(&mut cs);
+    }
+
+    fn scan(&self, msg: &str, lower: &str) -> Found {
+        let mut found = Vec::new();
+        for (auto, text) in [(&self.ci, lower), (&self.cs, msg)] {
+            if let Some((a, ids)) = auto {
+                found.extend(
+                    a.find_overlapping_iter(text)
+                        .map(|m| ids[m.pattern().as_usize()]),
+                );
+            }
+        }
+        found.sort_unstable();
+        found.dedup();
+        Found(found)
+    }
+}
+
+/// A function name as prefixes compare it: leading underscores dropped, lower case.
+fn norm_function(f: &str) -> String {
+    f.trim_start_matches('_').to_ascii_lowercase()
+}
+
+struct Family {
+    def: FamilyDef,
+    words: Vec<u32>,
+}
+
+struct Class {
+    def: ClassDef,
+    prefixes: Vec<String>,
+    words: Vec<u32>,
+    starts: Vec<String>,
+    not_words: Vec<u32>,
+}
+
+/// The compiled NVRM knowledge.
+pub struct Nvrm {
+    lexicon: Lexicon,
+    error_words: Vec<u32>,
+    families: Vec<Family>,
+    /// Function prefix → family (the first family that lists it).
+    prefixes: HashMap<String, usize>,
+    classes: Vec<Class>,
+    statuses: Vec<StatusDef>,
+    by_name: HashMap<String, usize>,
+    by_code: HashMap<i64, usize>,
+    stages: BTreeMap<i64, StageDef>,
+    reasons: HashMap<String, ReasonDef>,
+    /// The words of the terminal classes, case-insensitive (a record holding one reads its
+    /// neighbours).
+    terminal_words: Option<AhoCorasick>,
+}
+
+/// Errors in NVRM data.
+#[derive(Debug, thiserror::Error)]
+pub enum NvrmError {
+    /// A class names a family that does not exist, or has neither a kind nor `benign`.
+    #[error("nvrm class {0}: {1}")]
+    Class(String, String),
+    /// A reason is named but not defined.
+    #[error("nvrm: reason {0} is not in `reasons`")]
+    Reason(String),
+}
+
+impl Nvrm {
+    /// Compiles the data.
+    pub fn compile(file: NvrmFile) -> Result<Nvrm, NvrmError> {
+        let mut lexicon = Lexicon::default();
+        let mut prefixes = HashMap::new();
+        let families: Vec<Family> = file
+            .family
+            .into_iter()
+            .enumerate()
+            .map(|(i, def)| {
+                for p in def.functions.iter().map(|p| norm_function(p)) {
+                    if !p.is_empty() {
+                        prefixes.entry(p).or_insert(i);
+                    }
+                }
+                Family {
+                    words: lexicon.ids(&def.words),
+                    def,
+                }
+            })
+            .collect();
+        let mut classes = Vec::new();
+        for def in file.class {
+            if let Some(f) = &def.family {
+                if !families.iter().any(|x| &x.def.id == f) {
+                    return Err(NvrmError::Class(def.id, format!("unknown family {f}")));
+                }
+            }
+            if def.kind.is_none() == def.benign.is_none() {
+                return Err(NvrmError::Class(
+                    def.id,
+                    "needs either a kind or benign".into(),
+                ));
+            }
+            if def.functions.is_empty()
+                && def.words.is_empty()
+                && def.starts.is_empty()
+                && def.statuses.is_empty()
+                && !def.gone
+            {
+                return Err(NvrmError::Class(
+                    def.id,
+                    "needs functions, words, starts, statuses or gone".into(),
+                ));
+            }
+            classes.push(Class {
+                prefixes: def.functions.iter().map(|p| norm_function(p)).collect(),
+                words: lexicon.ids(&def.words),
+                starts: def.starts.iter().map(|s| s.to_ascii_lowercase()).collect(),
+                not_words: lexicon.ids(&def.not_words),
+                def,
+            });
+        }
+        let reasons: HashMap<String, ReasonDef> = file
+            .reasons
+            .into_iter()
+            .map(|r| (r.id.clone(), r))
+            .collect();
+        let named = classes
+            .iter()
+            .filter_map(|c| c.def.reason.as_ref())
+            .chain(families.iter().filter_map(|f| f.def.reason.as_ref()))
+            .chain(file.status.iter().filter_map(|s| s.reason.as_ref()))
+            .chain(file.init_stage.iter().filter_map(|s| s.reason.as_ref()));
+        for r in named {
+            if !reasons.contains_key(r) {
+                return Err(NvrmError::Reason(r.clone()));
+            }
+        }
+        let mut by_name = HashMap::new();
+        let mut by_code = HashMap::new();
+        for (i, s) in file.status.iter().enumerate() {
+            by_name.insert(s.name.clone(), i);
+            by_code.entry(s.code).or_insert(i);
+        }
+        let terminal: Vec<&String> = classes
+            .iter()
+            .filter(|c| c.def.terminal)
+            .flat_map(|c| c.def.words.iter())
+            .filter(|w| !w.is_empty())
+            .collect();
+        let terminal_words = AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .build(terminal)
+            .ok();
+        let error_words = lexicon.ids(&file.error_words);
+        lexicon.build();
+        Ok(Nvrm {
+            lexicon,
+            error_words,
+            families,
+            prefixes,
+            classes,
+            statuses: file.status,
+            by_name,
+            by_code,
+            stages: file.init_stage.into_iter().map(|s| (s.code, s)).collect(),
+            reasons,
+            terminal_words,
+        })
+    }
+
+    /// The built-in knowledge, compiled once per process.
+    pub fn builtin() -> &'static Nvrm {
+        static CACHE: std::sync::OnceLock<Nvrm> = std::sync::OnceLock::new();
+        CACHE.get_or_init(|| {
+            let file: NvrmFile = toml::from_str(BUILTIN_NVRM).expect("data/nvrm.toml parses");
+            Nvrm::compile(file).expect("data/nvrm.toml compiles")
+        })
+    }
+
+    /// The built-in data as written.
+    pub fn builtin_file() -> NvrmFile {
+        toml::from_str(BUILTIN_NVRM).expect("data/nvrm.toml parses")
+    }
+
+    /// A reason of initialization failures by its id.
+    pub fn reason(&self, id: &str) -> Option<&ReasonDef> {
+        self.reasons.get(id)
+    }
+
+    /// The NV_STATUS codes.
+    pub fn statuses(&self) -> &[StatusDef] {
+        &self.statuses
+    }
+
+    /// The family ids, in order.
+    pub fn family_ids(&self) -> Vec<&str> {
+        self.families.iter().map(|f| f.def.id.as_str()).collect()
+    }
+
+    /// A status by its name.
+    pub fn status(&self, name: &str) -> Option<&StatusDef> {
+        self.by_name.get(name).map(|&i| &self.statuses[i])
+    }
+
+    /// A status by its code.
+    pub fn status_by_code(&self, code: i64) -> Option<&StatusDef> {
+        self.by_code.get(&code).map(|&i| &self.statuses[i])
+    }
+
+    /// The family whose longest prefix the function name starts with.
+    fn family_by_function(&self, function: &str) -> Option<&Family> {
+        let f = norm_function(function);
+        (1..=f.len())
+            .rev()
+            .filter(|&l| f.is_char_boundary(l))
+            .find_map(|l| self.prefixes.get(&f[..l]))
+            .map(|&i| &self.families[i])
+    }
+
+    fn family_by_file(&self, path: &str) -> Option<&Family> {
+        self.families
+            .iter()
+            .find(|f| f.def.files.iter().any(|s| path.contains(s.as_str())))
+    }
+
+    fn family_by_words(&self, found: &Found, topic: bool) -> Option<&Family> {
+        self.families
+            .iter()
+            .filter(|f| !topic || f.def.topic)
+            .find(|f| found.any(&f.words))
+    }
+
+    /// The family of a line: a topic family its message names, else the family of the file an
+    /// assertion names, else of its function, else of its words.
+    fn family_of(&self, line: &NvrmLine, found: &Found) -> Option<&Family> {
+        self.family_by_words(found, true)
+            .or_else(|| {
+                line.assert_file
+                    .as_deref()
+                    .and_then(|p| self.family_by_file(p))
+            })
+            .or_else(|| {
+                line.function
+                    .as_deref()
+                    .filter(|_| line.assert_file.is_none())
+                    .and_then(|f| self.family_by_function(f))
+            })
+            .or_else(|| self.family_by_words(found, false))
+    }
+
+    /// The family of a vocabulary row (the coverage test's grouping): a topic family its message
+    /// names, else the family of its source file, else of its function, else of its words.
+    pub fn family_of_source(&self, file: &str, function: &str, message: &str) -> Option<&str> {
+        let found = self.lexicon.scan(message, &message.to_ascii_lowercase());
+        self.family_by_words(&found, true)
+            .or_else(|| self.family_by_file(file))
+            .or_else(|| self.family_by_function(function))
+            .or_else(|| self.family_by_words(&found, false))
+            .map(|f| f.def.id.as_str())
+    }
+
+    /// Cuts an NVRM line (the message part of a record) into its parts; `None` when it is not an
+    /// NVRM line, an Xid line, or an indented continuation of a table.
+    pub fn parse(&self, body: &str) -> Option<NvrmLine> {
+        parse_line(body, self)
+    }
+
+    /// What one NVRM line is.
+    pub fn classify<'k>(&'k self, line: &NvrmLine) -> Outcome<'k> {
+        let lower = line.message.to_ascii_lowercase();
+        let found = self.lexicon.scan(&line.message, &lower);
+        let family = self.family_of(line, &found);
+        let fam_id = family.map(|f| f.def.id.as_str());
+        let error_level = line.function.is_some() || found.any(&self.error_words);
+        let func = line.function.as_deref().map(norm_function);
+        for c in &self.classes {
+            let d = &c.def;
+            if d.family.as_deref().is_some_and(|f| Some(f) != fam_id) {
+                continue;
+            }
+            if !c.prefixes.is_empty()
+                && !func
+                    .as_deref()
+                    .is_some_and(|f| c.prefixes.iter().any(|p| f.starts_with(p.as_str())))
+            {
+                continue;
+            }
+            if !c.words.is_empty() && !found.any(&c.words) {
+                continue;
+            }
+            if !c.starts.is_empty() && !c.starts.iter().any(|s| lower.starts_with(s.as_str())) {
+                continue;
+            }
+            if found.any(&c.not_words) {
+                continue;
+            }
+            if !d.statuses.is_empty() && !d.statuses.iter().any(|s| line.statuses.contains(s)) {
+                continue;
+            }
+            if d.gone
+                && !line
+                    .statuses
+                    .iter()
+                    .any(|s| self.status(s).is_some_and(|x| x.gone))
+            {
+                continue;
+            }
+            if let Some(why) = &d.benign {
+                return Outcome::Benign(why);
+            }
+            return Outcome::Event(Verdict {
+                kind: d.kind.as_deref().unwrap_or(GENERIC_KIND),
+                severity: d.severity,
+                layer: d.layer,
+                reason: d
+                    .reason
+                    .as_deref()
+                    .or_else(|| family.and_then(|f| f.def.reason.as_deref())),
+                own_reason: d.reason.is_some(),
+                class: &d.id,
+                family: fam_id,
+                terminal: d.terminal,
+                attrs: Some(&d.attrs),
+            });
+        }
+        if !error_level {
+            return Outcome::Info;
+        }
+        match family.filter(|f| f.def.kind.is_some()) {
+            Some(f) => Outcome::Event(Verdict {
+                kind: f.def.kind.as_deref().unwrap_or(GENERIC_KIND),
+                severity: f.def.severity,
+                layer: None,
+                reason: f.def.reason.as_deref(),
+                own_reason: false,
+                class: "family",
+                family: fam_id,
+                terminal: false,
+                attrs: None,
+            }),
+            None => Outcome::Event(Verdict {
+                kind: GENERIC_KIND,
+                severity: None,
+                layer: line
+                    .statuses
+                    .iter()
+                    .filter_map(|s| self.status(s))
+                    .find_map(|s| s.layer),
+                reason: family.and_then(|f| f.def.reason.as_deref()),
+                own_reason: false,
+                class: "generic",
+                family: fam_id,
+                terminal: false,
+                attrs: None,
+            }),
+        }
+    }
+
+    /// True when a record may close an initialization failure (its parser reads the lines
+    /// around it).
+    pub fn needs_context(&self, full: &str) -> bool {
+        self.terminal_words
+            .as_ref()
+            .is_some_and(|a| a.is_match(full))
+    }
+}
+
+/// What one line is.
+#[derive(Clone, Debug)]
+pub enum Outcome<'k> {
+    /// An event.
+    Event(Verdict<'k>),
+    /// Not an event, with the reason the data gives.
+    Benign(&'k str),
+    /// An informational line (no function name, no error word).
+    Info,
+}
+
+/// The event one line raises.
+#[derive(Clone, Debug)]
+pub struct Verdict<'k> {
+    /// Kind.
+    pub kind: &'k str,
+    /// Severity (none: the kind's).
+    pub severity: Option<Severity>,
+    /// Layer (none: the kind's).
+    pub layer: Option<Layer>,
+    /// The reason it gives to an initialization failure.
+    pub reason: Option<&'k str>,
+    /// The reason is the class's own (not its family's).
+    pub own_reason: bool,
+    /// The class id (`family` when only the family decided, `generic` for the generic kind).
+    pub class: &'k str,
+    /// The family id.
+    pub family: Option<&'k str>,
+    /// It closes an initialization failure.
+    pub terminal: bool,
+    /// Details of the class.
+    pub attrs: Option<&'k BTreeMap<String, String>>,
+}
+
+impl Verdict<'_> {
+    /// The generic kind: an error the data does not explain.
+    pub fn is_generic(&self) -> bool {
+        self.kind == GENERIC_KIND
+    }
+}
+
+/// The parts of one NVRM line.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NvrmLine {
+    /// `GPU<n>`: the driver's GPU instance.
+    pub gpu_instance: Option<u32>,
+    /// `GPU 0000:3b:00.0:`, normalized.
+    pub gpu: Option<String>,
+    /// The function name, when printed.
+    pub function: Option<String>,
+    /// The message (continuation lines joined with a space, their `NVRM: ` dropped).
+    pub message: String,
+    /// NV_STATUS names found (by name, or by code after `status`).
+    pub statuses: Vec<String>,
+    /// The first status code as printed (`0x0000000f`).
+    pub status_code: Option<String>,
+    /// The source file an assertion names (`kernel_gsp.c`).
+    pub assert_file: Option<String>,
+    /// `RmInitAdapter failed! (0xSTAGE:0xSTATUS:LINE)`: stage and line.
+    pub init_stage: Option<(i64, i64, u64)>,
+}
+
+fn is_function_like(name: &str) -> bool {
+    let b = name.as_bytes();
+    name.contains('_')
+        || b.windows(2)
+            .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase())
+}
+
+fn hex_value(s: &str) -> Option<i64> {
+    let h = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X"))?;
+    (!h.is_empty() && h.len() <= 8)
+        .then(|| i64::from_str_radix(h, 16).ok())
+        .flatten()
+}
+
+/// `GPU<n> ` or `GPU dddd:bb:dd.f: ` at the start of `s`: (instance, bus id, rest).
+fn gpu_prefix(s: &str) -> (Option<u32>, Option<String>, &str) {
+    let Some(r) = s.strip_prefix("GPU") else {
+        return (None, None, s);
+    };
+    let digits = r.bytes().take_while(u8::is_ascii_digit).count();
+    if digits > 0 && r.as_bytes().get(digits) == Some(&b' ') {
+        return (r[..digits].parse().ok(), None, &r[digits + 1..]);
+    }
+    if let Some(r2) = r.strip_prefix(' ') {
+        let n = r2
+            .bytes()
+            .take_while(|c| c.is_ascii_hexdigit() || *c == b':' || *c == b'.')
+            .count();
+        let id = &r2[..n];
+        if n >= 7 && id.contains(':') && id.contains('.') {
+            if let Some(rest) = r2[n..]
+                .strip_prefix(": ")
+                .or_else(|| r2[n..].strip_prefix(' '))
+            {
+                return (None, crate::ids::normalize_bdf(id), rest);
+            }
+        }
+    }
+    (None, None, s)
+}
+
+/// A function name and the rest, when `s` starts with `identifier: `.
+fn function_prefix(s: &str) -> Option<(&str, &str)> {
+    let n = s
+        .bytes()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == b'_')
+        .count();
+    if n < 3 || s.as_bytes()[0].is_ascii_digit() {
+        return None;
+    }
+    let name = &s[..n];
+    let rest = s[n..].strip_prefix(':')?;
+    if !(rest.is_empty() || rest.starts_with(' ') || rest.starts_with('\n')) {
+        return None;
+    }
+    is_function_like(name).then(|| (name, rest.trim_start_matches(' ')))
+}
+
+fn parse_line(body: &str, k: &Nvrm) -> Option<NvrmLine> {
+    let at = body.find("NVRM: ")?;
+    let rest = &body[at + 6..];
+    if rest.starts_with("Xid ") || rest.is_empty() {
+        return None;
+    }
+    let mut rest = rest;
+    if rest.starts_with([' ', '\t']) {
+        // an indented line: a table row or continuation, unless it reports an error itself
+        let t = rest.trim_start();
+        let first = t.split('\n').next().unwrap_or("");
+        if !k
+            .lexicon
+            .scan(first, &first.to_ascii_lowercase())
+            .any(&k.error_words)
+        {
+            return None;
+        }
+        rest = t;
+    }
+    let (gpu_instance, gpu, rest) = gpu_prefix(rest);
+    let (function, rest) = match function_prefix(rest) {
+        Some((f, r)) => (Some(f.to_string()), r),
+        None => (None, rest),
+    };
+    let mut message = String::new();
+    for (i, l) in rest.split('\n').enumerate() {
+        let l = if i == 0 { l } else { l.trim() };
+        let l = l.strip_prefix("NVRM: ").unwrap_or(l);
+        if l.is_empty() {
+            continue;
+        }
+        if !message.is_empty() {
+            message.push(' ');
+        }
+        message.push_str(l);
+    }
+    let message = message.trim().to_string();
+    let mut line = NvrmLine {
+        gpu_instance,
+        gpu,
+        function,
+        ..NvrmLine::default()
+    };
+    statuses_in(&message, k, &mut line);
+    if let Some(f) = &line.function {
+        let f = norm_function(f);
+        if f.starts_with("nvassert") || f.starts_with("nvcheck") {
+            line.assert_file = assert_file(&message);
+        }
+    }
+    line.message = message;
+    Some(line)
+}
+
+/// The file of `... @ kernel_gsp.c:2387`.
+fn assert_file(msg: &str) -> Option<String> {
+    let at = msg.rfind(" @ ")?;
+    let tail = &msg[at + 3..];
+    let file: &str = tail.split(':').next()?;
+    (file.ends_with(".c") || file.ends_with(".h") || file.ends_with(".cpp"))
+        .then(|| file.trim().to_string())
+}
+
+fn push_status(line: &mut NvrmLine, name: &str, printed: Option<&str>) {
+    if !line.statuses.iter().any(|s| s == name) {
+        line.statuses.push(name.to_string());
+    }
+    if line.status_code.is_none() {
+        line.status_code = printed.map(str::to_string);
+    }
+}
+
+/// NV_STATUS names (`NV_ERR_...`, `NV_WARN_...`), codes after the word `status`, and the triple
+/// of `RmInitAdapter failed!`.
+fn statuses_in(msg: &str, k: &Nvrm, line: &mut NvrmLine) {
+    let b = msg.as_bytes();
+    let mut i = 0;
+    while let Some(p) = msg[i..].find("NV_") {
+        let s = i + p;
+        let e = s + b[s..]
+            .iter()
+            .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || **c == b'_')
+            .count();
+        let name = &msg[s..e];
+        if (name.starts_with("NV_ERR_") || name.starts_with("NV_WARN_")) && k.status(name).is_some()
+        {
+            // the code printed next to the name, `[NV_ERR_GPU_IS_LOST] (0x0000000F)`
+            let printed = msg[e..]
+                .trim_start_matches([']', ' ', '('])
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .next()
+                .filter(|c| hex_value(c).is_some());
+            push_status(line, name, printed);
+        }
+        i = e.max(s + 3);
+    }
+    let lower = msg.to_ascii_lowercase();
+    let mut i = 0;
+    while let Some(p) = lower[i..].find("status") {
+        let s = i + p + 6;
+        let rest = lower[s..].trim_start_matches([' ', '=', ':', '(']);
+        let rest = rest
+            .strip_prefix("is ")
+            .or_else(|| rest.strip_prefix("of "))
+            .unwrap_or(rest);
+        let tok: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect();
+        if let Some(v) = hex_value(&tok).filter(|&v| v != 0) {
+            if let Some(st) = k.status_by_code(v) {
+                let start = msg.len() - rest.len();
+                let printed = msg[start..start + tok.len()].to_string();
+                let name = st.name.clone();
+                push_status(line, &name, Some(&printed));
+            }
+        }
+        i = s;
+    }
+    if let Some(p) = msg.find("RmInitAdapter failed! (") {
+        let inner = &msg[p + 23..];
+        let inner = &inner[..inner.find(')').unwrap_or(inner.len())];
+        let parts: Vec<&str> = inner.split(':').collect();
+        if let [st, rs, ln] = parts.as_slice() {
+            if let (Some(st), Some(rs)) = (hex_value(st), hex_value(rs)) {
+                line.init_stage = Some((st, rs, ln.trim().parse().unwrap_or(0)));
+                if let Some(s) = k.status_by_code(rs).filter(|_| rs != 0) {
+                    let name = s.name.clone();
+                    push_status(line, &name, Some(parts[1]));
+                }
+            }
+        }
+    }
+}
+
+/// `nvidia: probe of 0000:5d:00.0 failed with error -1` (the kernel's driver core line).
+fn probe_failure(body: &str) -> Option<(Option<String>, String)> {
+    let p = body.find(": probe of ")?;
+    if !body[..p].contains("nvidia") {
+        return None;
+    }
+    let rest = &body[p + 11..];
+    let (dev, rest) = rest.split_once(' ')?;
+    let err = rest.strip_prefix("failed with error ")?;
+    let err: String = err
+        .chars()
+        .take_while(|c| *c == '-' || c.is_ascii_digit())
+        .collect();
+    Some((crate::ids::normalize_bdf(dev), err))
+}
+
+/// The message part of a raw context line.
+fn message_of(raw: &str) -> &str {
+    let head = crate::formats::parse_head(raw.as_bytes());
+    raw.get(head.msg_start.min(raw.len())..).unwrap_or(raw)
+}
+
+/// A context line starts a new boot or driver load: the lines before it are another story.
+fn is_boundary(msg: &str) -> bool {
+    msg.contains("loading NVIDIA UNIX")
+        || msg.contains("Linux version ")
+        || msg.contains("Command line: BOOT_IMAGE")
+        || msg.starts_with("-- Boot ")
+        || msg.starts_with("-- Reboot --")
+}
+
+/// What a context line says about an initialization failure on `gpu`: (terminal, reason).
+fn context_reason<'k>(
+    k: &'k Nvrm,
+    raw: &str,
+    gpu: Option<&str>,
+) -> Option<(bool, Option<&'k str>)> {
+    let msg = message_of(raw);
+    if probe_failure(msg).is_some() {
+        return Some((true, None));
+    }
+    let line = k.parse(msg)?;
+    if let (Some(a), Some(b)) = (gpu, line.gpu.as_deref()) {
+        if a != b {
+            return None;
+        }
+    }
+    let by_status = || {
+        line.statuses
+            .iter()
+            .filter_map(|s| k.status(s))
+            .find_map(|s| s.reason.as_deref())
+    };
+    match k.classify(&line) {
+        // a closing line gives the reason its own status or stage say (for the next closing line
+        // of the same failure: `rm_init_adapter failed` after `RmInitAdapter failed!`)
+        Outcome::Event(v) if v.terminal => Some((
+            true,
+            by_status().or_else(|| {
+                line.init_stage
+                    .and_then(|(st, _, _)| k.stages.get(&st))
+                    .and_then(|s| s.reason.as_deref())
+            }),
+        )),
+        Outcome::Event(v) => Some((false, v.reason.or_else(by_status))),
+        _ => Some((false, None)),
+    }
+}
+
+/// The reason of an initialization failure from the lines around it: the earliest reason-giving
+/// line of the same failure before it (a closing line of an earlier failure, a driver load or a
+/// boot ends the search), else the first after it.
+fn reason_around<'k>(k: &'k Nvrm, rec: &Record<'_>, gpu: Option<&str>) -> Option<&'k str> {
+    let mut found = None;
+    let mut block = None;
+    let mut passed = false;
+    for raw in rec.preceding.iter().rev() {
+        if is_boundary(message_of(raw)) {
+            break;
+        }
+        match context_reason(k, raw, gpu) {
+            Some((true, _)) if passed => break,
+            Some((true, r)) => {
+                block = block.or(r);
+            }
+            Some((false, r)) => {
+                passed = true;
+                if r.is_some() {
+                    found = r;
+                }
+            }
+            None => {}
+        }
+    }
+    if found.is_some() {
+        return found;
+    }
+    if block.is_some() {
+        return block;
+    }
+    for raw in rec.following {
+        if is_boundary(message_of(raw)) {
+            break;
+        }
+        match context_reason(k, raw, gpu) {
+            Some((true, _)) => break,
+            Some((false, Some(r))) => return Some(r),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Drafts for one record (the `nvrm` parser).
+pub fn nvrm_drafts(k: &Nvrm, rec: &Record<'_>, out: &mut Vec<Draft>) {
+    let body = rec.body;
+    if let Some((gpu, err)) = probe_failure(body) {
+        let mut d = Draft::new("gpu_init_failure");
+        d.gpu = gpu;
+        d.attrs.insert("error".into(), err);
+        d.attrs.insert("family".into(), "init".into());
+        d.attrs.insert("class".into(), "probe-failed".into());
+        if let Some(r) = reason_around(k, rec, d.gpu.as_deref()) {
+            set_reason(k, &mut d, r);
+        }
+        out.push(d);
+        return;
+    }
+    let Some(line) = k.parse(body) else { return };
+    let Outcome::Event(v) = k.classify(&line) else {
+        return;
+    };
+    let mut d = Draft::new(v.kind);
+    d.gpu = line.gpu.clone();
+    d.severity = v.severity;
+    d.layer = v.layer;
+    let mut attr = |key: &str, val: String| {
+        d.attrs.insert(key.to_string(), val);
+    };
+    if let Some(f) = &line.function {
+        attr("function", f.clone());
+    }
+    if let Some(n) = line.gpu_instance {
+        attr("gpu_instance", n.to_string());
+    }
+    if let Some(f) = v.family {
+        attr("family", f.to_string());
+    }
+    attr("class", v.class.to_string());
+    if !line.statuses.is_empty() {
+        attr("status", line.statuses.join(","));
+        if let Some(s) = k.status(&line.statuses[0]) {
+            attr("status_meaning", s.meaning.clone());
+        }
+    }
+    if let Some(c) = &line.status_code {
+        attr("status_code", c.clone());
+    }
+    if let Some(f) = &line.assert_file {
+        attr("assert_file", f.clone());
+    }
+    if let Some((stage, _, ln)) = line.init_stage {
+        let name = k
+            .stages
+            .get(&stage)
+            .map_or_else(|| format!("0x{stage:x}"), |s| s.name.clone());
+        attr("init_stage", name);
+        attr("init_line", ln.to_string());
+    }
+    if let Some(a) = v.attrs {
+        for (key, val) in a {
+            attr(key, val.clone());
+        }
+    }
+    if v.is_generic() {
+        // what was not understood, verbatim (the event's message is the whole line)
+        attr("text", line.message.clone());
+    }
+    if v.kind == "gpu_init_failure" {
+        // the line's own reason (a probe step that says why), else the lines around it, else its
+        // status and stage
+        let reason = v
+            .reason
+            .filter(|_| v.own_reason)
+            .or_else(|| reason_around(k, rec, line.gpu.as_deref()))
+            .or_else(|| {
+                line.statuses
+                    .iter()
+                    .filter_map(|s| k.status(s))
+                    .find_map(|s| s.reason.as_deref())
+            })
+            .or_else(|| {
+                line.init_stage
+                    .and_then(|(st, _, _)| k.stages.get(&st))
+                    .and_then(|s| s.reason.as_deref())
+            })
+            .or(v.reason);
+        if let Some(r) = reason {
+            set_reason(k, &mut d, r);
+        }
+    } else if let Some(r) = v.reason.filter(|_| v.own_reason) {
+        set_reason(k, &mut d, r);
+    }
+    out.push(d);
+}
+
+/// The `reason` detail and the `cause` group the judge reads.
+fn set_reason(k: &Nvrm, d: &mut Draft, reason: &str) {
+    d.attrs.insert("reason".into(), reason.to_string());
+    if let Some(r) = k.reason(reason).filter(|_| d.kind == "gpu_init_failure") {
+        d.attrs.insert("cause".into(), r.cause.clone());
+    }
+}
+
+/// Lines of one burst further apart than this (seconds; lines when no time) start a new event.
+const BURST_GAP_S: u64 = 600;
+const BURST_GAP_LINES: u64 = 2000;
+
+fn seconds(s: &LineStamp) -> (Option<u64>, Option<i64>) {
+    (
+        s.mono_us.map(|u| u / 1_000_000),
+        s.wall.map(|w| w.naive_secs),
+    )
+}
+
+fn close(a: &LineStamp, al: u64, b: &LineStamp, bl: u64) -> bool {
+    match (seconds(a), seconds(b)) {
+        ((Some(x), _), (Some(y), _)) => y.abs_diff(x) <= BURST_GAP_S,
+        ((_, Some(x)), (_, Some(y))) => y.abs_diff(x) <= BURST_GAP_S,
+        _ => bl.abs_diff(al) <= BURST_GAP_LINES,
+    }
+}
+
+/// One event per burst: the NVRM parser's events of one host, kind, GPU, family, class,
+/// status (and function, for the generic kind) that follow each other within
+/// [`BURST_GAP_S`] are one event, the first, whose `burst_lines` detail counts the lines it
+/// stands for (a flood of RPC failures after a GPU fell off the bus is one fact, not hundreds;
+/// occurrences past the events cap stay in `suppressed`). Running it again over its own output
+/// keeps the counts.
+pub fn collapse_bursts(events: &mut Vec<crate::scan::Located>, recognizers: &[String]) {
+    if !events
+        .iter()
+        .any(|e| recognizers.contains(&e.draft.recognizer))
+    {
+        return;
+    }
+    type Key = (
+        Option<String>,
+        String,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+    );
+    let mut open: HashMap<Key, (usize, LineStamp, u64, u64)> = HashMap::new();
+    let mut keep = vec![true; events.len()];
+    for i in 0..events.len() {
+        let e = &events[i];
+        if !recognizers.contains(&e.draft.recognizer) {
+            continue;
+        }
+        let a = &e.draft.attrs;
+        let generic = e.draft.kind == GENERIC_KIND;
+        let key: Key = (
+            e.host.clone(),
+            e.draft.kind.clone(),
+            e.draft
+                .gpu
+                .clone()
+                .or_else(|| a.get("gpu_instance").cloned()),
+            a.get("family").cloned(),
+            a.get("class").cloned(),
+            a.get("status").cloned(),
+            if generic {
+                a.get("function")
+                    .cloned()
+                    .or_else(|| a.get("text").cloned())
+            } else {
+                None
+            },
+        );
+        let lines = a
+            .get("burst_lines")
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or(1);
+        let (stamp_i, line_i, extra) = (e.stamp, e.line, e.suppressed);
+        match open.get_mut(&key) {
+            Some((first, stamp, line, n)) if close(stamp, *line, &stamp_i, line_i) => {
+                keep[i] = false;
+                *n += lines;
+                *stamp = stamp_i;
+                *line = line_i;
+                let (f, n) = (*first, *n);
+                // occurrences past the events cap stay counted on the event kept
+                events[f].suppressed += extra;
+                events[f]
+                    .draft
+                    .attrs
+                    .insert("burst_lines".into(), n.to_string());
+            }
+            _ => {
+                open.insert(key, (i, stamp_i, line_i, lines));
+            }
+        }
+    }
+    let mut i = 0;
+    events.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn k() -> &'static Nvrm {
+        Nvrm::builtin()
+    }
+
+    fn kind_of(body: &str) -> Option<String> {
+        let line = k().parse(body)?;
+        match k().classify(&line) {
+            Outcome::Event(v) => Some(v.kind.to_string()),
+            Outcome::Benign(_) => Some("benign".into()),
+            Outcome::Info => None,
+        }
+    }
+
+    #[test]
+    fn parts_of_a_line() {
+        let l = k()
+            .parse("NVRM: GPU6 _kgspIsHeartbeatTimedOut: Heartbeat timed out, currentTimeMs 1 heartbeat 0")
+            .unwrap();
+        assert_eq!(l.gpu_instance, Some(6));
+        assert_eq!(l.function.as_deref(), Some("_kgspIsHeartbeatTimedOut"));
+        assert!(l.message.starts_with("Heartbeat timed out"));
+        let l = k()
+            .parse("NVRM: GPU 0000:0a:00.0: RmInitAdapter failed! (0x62:0x40:2168)")
+            .unwrap();
+        assert_eq!(l.gpu.as_deref(), Some("0000:0a:00.0"));
+        assert_eq!(l.function, None);
+        assert_eq!(l.init_stage, Some((0x62, 0x40, 2168)));
+        assert_eq!(l.statuses, vec!["NV_ERR_INVALID_STATE".to_string()]);
+        let l = k()
+            .parse(
+                "NVRM: _issueRpcAndWait: rpcSendMessage failed with status 0x0000000f for fn 76!",
+            )
+            .unwrap();
+        assert_eq!(l.statuses, vec!["NV_ERR_GPU_IS_LOST".to_string()]);
+        assert_eq!(l.status_code.as_deref(), Some("0x0000000f"));
+        let l = k()
+            .parse("NVRM: nvAssertOkFailedNoLog: Assertion failed: GPU lost from the bus [NV_ERR_GPU_IS_LOST] (0x0000000F) returned from rmStatus @ kernel_ce_gv100.c:106")
+            .unwrap();
+        assert_eq!(l.assert_file.as_deref(), Some("kernel_ce_gv100.c"));
+        assert_eq!(l.status_code.as_deref(), Some("0x0000000F"));
+        assert!(k()
+            .parse("NVRM: Xid (PCI:0000:01:00): 62, 323f0f30")
+            .is_none());
+        assert!(k()
+            .parse("NVRM:     entry function  sequence data0")
+            .is_none());
+        assert!(k().parse("kernel: usb 1-1: new device").is_none());
+    }
+
+    #[test]
+    fn kinds_by_structure() {
+        assert_eq!(
+            kind_of("NVRM: _kgspRpcRecvPoll: GSP RM heartbeat timed out").as_deref(),
+            Some("gsp_timeout")
+        );
+        assert_eq!(kind_of("NVRM: GPU0 _kgspRpcGspEventPmuHalted: Received signal from GSP that PMU has halted.").as_deref(), Some("gsp_timeout"));
+        assert_eq!(kind_of("NVRM: _issueRpcAndWait: rpcSendMessage failed with status 0x0000000f for fn 78 sequence 7869!").as_deref(), Some("fell_off_bus"));
+        assert_eq!(kind_of("NVRM: krcWatchdog_IMPL: RC watchdog: GPU is probably locked!  Notify Timeout Seconds: 7").as_deref(), Some("rc_error"));
+        assert_eq!(kind_of("NVRM: GPU6 _kgspBootGspRm: unexpected WPR2 already up, cannot proceed with booting GSP").as_deref(), Some("gsp_timeout"));
+        assert_eq!(kind_of("NVRM: GPU0 knvlinkCoreShutdownDeviceLinks_IMPL: Unable to turn off links for the GPU0").as_deref(), Some("nvlink_error"));
+        assert_eq!(kind_of("NVRM: gpuHandleSanityCheckRegReadError_GM107: Possible bad register read: addr: 0x889d4,  regvalue: 0xbadf5040,  error code: NV_PPRIV_SYS_PRI_ERROR_CODE_FECS_PRI_CLIENT_ERR").as_deref(), Some("driver_error"));
+        assert_eq!(
+            kind_of("NVRM: _kgspLogXid119: Note: Please also check logs above.").as_deref(),
+            Some("benign")
+        );
+        assert_eq!(
+            kind_of("NVRM: GPU Board Serial Number: 1650124014249").as_deref(),
+            Some("benign")
+        );
+        assert_eq!(kind_of("NVRM: Persistence mode is deprecated and will be removed in a future release. Please use nvidia-persistenced instead.").as_deref(), Some("benign"));
+        assert_eq!(kind_of("NVRM: loading NVIDIA UNIX x86_64 Kernel Module  525.125.06  Tue May 30 05:11:37 UTC 2023").as_deref(), Some("benign"));
+    }
+
+    #[test]
+    fn a_user_file_adds_and_overrides_nvrm_knowledge() {
+        let user = r#"
+[[nvrm.class]]
+id = "site-bad-register-read"
+words = ["Possible bad register read"]
+kind = "pcie_aer"
+severity = "error"
+
+[[nvrm.class]]
+id = "dump-banner"
+benign = "site: separators are noise"
+words = ["*****"]
+"#;
+        let k = crate::Knowledge::load(&[user.to_string()]).expect("user file loads");
+        let n = k.recognizers.nvrm();
+        let line = n
+            .parse("NVRM: gpuHandleSanityCheckRegReadError_GM107: Possible bad register read: addr: 0x889d4")
+            .unwrap();
+        assert!(matches!(n.classify(&line), Outcome::Event(v) if v.kind == "pcie_aer"));
+        let line = n
+            .parse("NVRM: _kgspLogRpcTimeout: ********************************* GSP Timeout ****")
+            .unwrap();
+        assert!(matches!(
+            n.classify(&line),
+            Outcome::Benign("site: separators are noise")
+        ));
+        let bad =
+            "[[nvrm.class]]\nid = \"x\"\nfamily = \"nope\"\nwords = [\"a\"]\nkind = \"xid\"\n";
+        assert!(crate::Knowledge::load(&[bad.to_string()]).is_err());
+    }
+
+    #[test]
+    fn every_status_code_is_in_the_table() {
+        let s = k().statuses();
+        assert_eq!(s.len(), 151);
+        assert!(s.iter().all(|x| !x.meaning.is_empty()));
+        assert!(k()
+            .status("NV_ERR_GPU_IS_LOST")
+            .is_some_and(|x| x.gone && x.code == 0x0f));
+    }
+}
