@@ -9,9 +9,9 @@ use common::*;
 use serde_json::Value;
 
 /// Top-1 layer accuracy over both folders may not fall below this share.
-const FLOOR_TOP1: f64 = 0.79;
+const FLOOR_TOP1: f64 = 0.95;
 /// Top-2 (the verdict or its first alternative of another layer) may not fall below this share.
-const FLOOR_TOP2: f64 = 0.79;
+const FLOOR_TOP2: f64 = 0.97;
 /// A confidence bucket may claim at most this much more than its accuracy.
 const MAX_OVERCONFIDENCE: f64 = 0.1;
 /// Buckets with fewer verdicts than this are printed but not held to the bound.
