@@ -226,10 +226,9 @@ pub struct RecognizerSet {
     compiled: Vec<Compiled>,
     /// Aho-Corasick automaton over every anchor (overlapping search on candidate records).
     pub automaton: AhoCorasick,
-    /// Leftmost-first automaton over the smallest set of literals that covers every anchor
-    /// (anchors that contain another anchor are dropped): it finds candidate lines in whole
-    /// buffers and stays within the 64 literals of the SIMD (Teddy) searcher when it can.
-    pub prefilter: AhoCorasick,
+    /// The smallest set of literals that covers every anchor (anchors that contain another
+    /// anchor are dropped), searched in whole buffers to find candidate lines.
+    pub prefilter: Prefilter,
     /// The prefilter's literals.
     pub prefilter_literals: Vec<String>,
     /// For each automaton pattern, the recognizers that own it.
@@ -250,6 +249,58 @@ pub struct RecognizerSet {
 enum NvrmKnowledge {
     Builtin,
     User(Box<nvrm::Nvrm>),
+}
+
+/// Literals per SIMD searcher: aho-corasick's fast (slim Teddy) search holds up to 32; past 64
+/// it falls back to an automaton an order of magnitude slower. A larger set is split into groups
+/// searched one after the other, each at SIMD speed.
+const PREFILTER_GROUP: usize = 32;
+
+/// The prefilter: the literal set in groups of at most [`PREFILTER_GROUP`], one SIMD searcher
+/// each.
+pub struct Prefilter {
+    groups: Vec<AhoCorasick>,
+}
+
+impl Prefilter {
+    fn new(literals: &[String]) -> Result<Prefilter, RecognizerError> {
+        let groups = literals
+            .chunks(PREFILTER_GROUP)
+            .map(|g| {
+                AhoCorasickBuilder::new()
+                    .match_kind(MatchKind::LeftmostFirst)
+                    .build(g)
+                    .map_err(|e| RecognizerError::Invalid {
+                        id: "prefilter".into(),
+                        what: e.to_string(),
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Prefilter { groups })
+    }
+
+    /// The start of the first literal in `hay`, if any.
+    pub fn find(&self, hay: &(impl AsRef<[u8]> + ?Sized)) -> Option<usize> {
+        let hay = hay.as_ref();
+        self.groups
+            .iter()
+            .filter_map(|g| g.find(hay).map(|m| m.start()))
+            .min()
+    }
+
+    /// The starts of every literal hit in `hay` (leftmost-first within a group), sorted and
+    /// without repeats.
+    pub fn starts(&self, hay: &[u8]) -> Vec<usize> {
+        let mut out: Vec<usize> = Vec::new();
+        for g in &self.groups {
+            out.extend(g.find_iter(hay).map(|m| m.start()));
+        }
+        if self.groups.len() > 1 {
+            out.sort_unstable();
+            out.dedup();
+        }
+        out
+    }
 }
 
 /// Errors in recognizer data.
@@ -482,13 +533,7 @@ impl RecognizerSet {
         literals.retain(|a| !snapshot.iter().any(|b| b != a && a.contains(b.as_str())));
         literals.sort();
         literals.dedup();
-        let prefilter = AhoCorasickBuilder::new()
-            .match_kind(MatchKind::LeftmostFirst)
-            .build(&literals)
-            .map_err(|e| RecognizerError::Invalid {
-                id: "prefilter".into(),
-                what: e.to_string(),
-            })?;
+        let prefilter = Prefilter::new(&literals)?;
         let nvrm = if nvrm_user.is_empty() {
             NvrmKnowledge::Builtin
         } else {

@@ -307,7 +307,7 @@ pub fn scan_chunk(
     let mut out = ScanOutput::default();
     let region = &buf[start..end];
     // Pass 1: the prefilter finds the candidate positions (few) in the whole region.
-    let hits: Vec<usize> = set.prefilter.find_iter(region).map(|m| m.start()).collect();
+    let hits: Vec<usize> = set.prefilter.starts(region);
     let mut next_hit = 0usize;
     let mut candidates: Vec<(usize, usize, u64)> = Vec::new();
     // Pass 2: count lines and recognized prefixes without allocating; number the candidate lines.
