@@ -55,13 +55,7 @@ fn real_public_cases_meet_their_expectations() {
         return;
     }
     let mut failures = Vec::new();
-    let mut dirs: Vec<_> = std::fs::read_dir(&cases)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.join("expected.json").is_file())
-        .collect();
-    dirs.sort();
+    let dirs = case_dirs(&cases);
     for dir in &dirs {
         let expected: Value =
             serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap())
@@ -98,13 +92,7 @@ fn next_real_public_cases_meet_their_expectations_or_are_listed() {
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .map(|l| l.split_once(": ").unwrap_or((l, "")))
         .collect();
-    let mut dirs: Vec<_> = std::fs::read_dir(&cases)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.join("expected.json").is_file())
-        .collect();
-    dirs.sort();
+    let dirs = case_dirs(&cases);
     let mut failures = Vec::new();
     let mut still = Vec::new();
     for dir in &dirs {

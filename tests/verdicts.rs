@@ -81,15 +81,6 @@ fn score(folder: &'static str, name: &str, report: &Value, expected: &Value) -> 
     }
 }
 
-fn case_dirs(root: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut dirs: Vec<_> = std::fs::read_dir(root)
-        .map(|r| r.filter_map(|e| e.ok()).map(|e| e.path()).collect())
-        .unwrap_or_default();
-    dirs.retain(|p: &std::path::PathBuf| p.join("expected.json").is_file());
-    dirs.sort();
-    dirs
-}
-
 #[test]
 fn verdicts_beat_the_naive_reading_and_their_confidence_is_calibrated() {
     let Some(shared) = shared() else {

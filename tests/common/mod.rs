@@ -195,3 +195,14 @@ pub fn megatron_log(step_ms: &[f64], insert: &[(usize, &str)]) -> String {
     }
     out
 }
+
+/// The case folders (those with an `expected.json`) under `root`, sorted; none when `root` is
+/// absent.
+pub fn case_dirs(root: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
+        .map(|r| r.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    dirs.retain(|p| p.join("expected.json").is_file());
+    dirs.sort();
+    dirs
+}
