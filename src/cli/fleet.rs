@@ -1,0 +1,228 @@
+//! `faultline scan` and `faultline merge`.
+
+use super::common::{load_knowledge, parse_fail_on, parse_tz};
+use super::output::{extension, output_path, write_output};
+use clap::{Args, ValueEnum};
+use faultline::report;
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum FleetFormat {
+    Text,
+    Jsonl,
+}
+
+#[derive(Args)]
+pub(super) struct ScanArgs {
+    /// Scan roots: folders of bundles, or bundle files.
+    #[arg(required = true)]
+    paths: Vec<String>,
+    /// Output format (text on a terminal, JSON Lines otherwise).
+    #[arg(long, value_enum)]
+    format: Option<FleetFormat>,
+    /// Write the output to FILE (atomically; a regular file, never an input; `-` is stdout). Its
+    /// extension (.jsonl/.json, .txt) sets the format unless --format is given.
+    #[arg(short, long)]
+    output: Option<String>,
+    /// Take shard K of N (K from 0 to N-1), split by a stable hash of each bundle's path
+    /// relative to its scan root.
+    #[arg(long, value_parser = clap::value_parser!(faultline::fleet::Shard))]
+    shard: Option<faultline::fleet::Shard>,
+    /// Print the bundles (and their files) that would be scanned, and stop.
+    #[arg(long)]
+    list: bool,
+    /// Year for syslog stamps that carry none.
+    #[arg(long)]
+    year: Option<i32>,
+    /// Zone for stamps that carry none: `UTC`, `+08:00`, `-0500`.
+    #[arg(long)]
+    tz: Option<String>,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// No progress or notes on stderr.
+    #[arg(long)]
+    quiet: bool,
+    /// Extra recognizers, rules or catalog entries (TOML); may be repeated.
+    #[arg(long = "rules")]
+    rules: Vec<String>,
+    /// Exit with status 1 when an incident of a bundle has one of these layers (comma list).
+    #[arg(long = "fail-on", value_delimiter = ',')]
+    fail_on: Vec<String>,
+    /// Cap on decompressed bytes per archive member or compressed file.
+    #[arg(long, default_value_t = 4 << 30)]
+    max_member_bytes: u64,
+    /// Cap on decompressed bytes in total, per bundle.
+    #[arg(long, default_value_t = 64 << 30)]
+    max_total_bytes: u64,
+    /// Cap on the decompression ratio.
+    #[arg(long, default_value_t = 1000)]
+    max_ratio: u64,
+    /// Cap on container nesting.
+    #[arg(long, default_value_t = 4)]
+    max_depth: u32,
+    /// Events kept per kind per GPU of one input (per host, kind, code, GPU and rank); further
+    /// occurrences are counted, not kept, so counts stay exact.
+    #[arg(long, default_value_t = faultline::scan::DEFAULT_EVENTS_PER_KIND, value_parser = clap::value_parser!(u64).range(1..))]
+    max_events_per_kind: u64,
+}
+
+#[derive(Args)]
+pub(super) struct MergeArgs {
+    /// JSON Lines written by `faultline scan` (plain, .gz or .zst; `-` for stdin).
+    #[arg(required = true)]
+    files: Vec<String>,
+    /// Output format (text on a terminal, JSON Lines otherwise).
+    #[arg(long, value_enum)]
+    format: Option<FleetFormat>,
+    /// Write the output to FILE (atomically; a regular file, never an input; `-` is stdout). Its
+    /// extension (.jsonl/.json, .txt) sets the format unless --format is given.
+    #[arg(short, long)]
+    output: Option<String>,
+    /// No warnings on stderr.
+    #[arg(long)]
+    quiet: bool,
+}
+
+/// --format, else the extension of -o FILE (`.jsonl`, `.json`, `.ndjson`; `.txt`), else text on
+/// a terminal and JSON Lines otherwise.
+fn fleet_format(f: Option<FleetFormat>, output: Option<&str>) -> FleetFormat {
+    let by_extension = match extension(output).as_deref() {
+        Some("jsonl" | "json" | "ndjson") => Some(FleetFormat::Jsonl),
+        Some("txt" | "text") => Some(FleetFormat::Text),
+        _ => None,
+    };
+    f.or(by_extension).unwrap_or(
+        if std::io::stdout().is_terminal() && output_path(output).is_none() {
+            FleetFormat::Text
+        } else {
+            FleetFormat::Jsonl
+        },
+    )
+}
+
+pub(super) fn run_scan(a: ScanArgs) -> ExitCode {
+    use faultline::fleet;
+    if let Some(j) = a.jobs {
+        let _ = rayon::ThreadPoolBuilder::new()
+            .num_threads(j.max(1))
+            .build_global();
+    }
+    let shard = a.shard.unwrap_or(fleet::Shard::ALL);
+    if a.list {
+        let found = fleet::discover(&a.paths);
+        let bundles = fleet::scan::select(found.bundles, shard);
+        if !a.quiet {
+            for n in &found.notes {
+                eprintln!("faultline: note: {}", report::terminal_safe(n));
+            }
+        }
+        let text = fleet::text::render_list(&bundles);
+        return match write_output(a.output.as_deref(), &text, &a.paths) {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                eprintln!("faultline: cannot write the list: {e}");
+                ExitCode::from(2)
+            }
+            _ => ExitCode::SUCCESS,
+        };
+    }
+    let tz_offset = match a.tz.as_deref().map(parse_tz) {
+        Some(None) => {
+            eprintln!("faultline: --tz: expected UTC or an offset such as +08:00");
+            return ExitCode::from(2);
+        }
+        Some(Some(o)) => Some(o),
+        None => None,
+    };
+    let fail_on: Vec<&str> = match parse_fail_on(&a.fail_on) {
+        Ok(v) => v.iter().map(|l| l.as_str()).collect(),
+        Err(code) => return code,
+    };
+    let knowledge = match load_knowledge(&a.rules) {
+        Ok(k) => k,
+        Err(code) => return code,
+    };
+    let opts = fleet::ScanOptions {
+        paths: a.paths.clone(),
+        shard,
+        time: faultline::timeline::TimeOptions {
+            year: a.year,
+            tz_offset,
+            now: chrono::Utc::now().timestamp(),
+        },
+        limits: faultline::input::Limits {
+            max_member_bytes: a.max_member_bytes,
+            max_total_bytes: a.max_total_bytes,
+            max_ratio: a.max_ratio,
+            max_depth: a.max_depth,
+            max_events_per_kind: a.max_events_per_kind,
+        },
+        progress: !a.quiet && std::io::stderr().is_terminal(),
+    };
+    let result = fleet::scan(&opts, &knowledge);
+    if !a.quiet {
+        for n in &result.notes {
+            eprintln!("faultline: note: {}", report::terminal_safe(n));
+        }
+        let s = &result.summary;
+        let secs = result.elapsed.as_secs_f64().max(1e-9);
+        eprintln!(
+            "faultline: scanned {} bundle(s) ({} on disk, {} read) in {:.2} s: {:.1} bundles/s, {:.1} MB/s on disk",
+            s.bundles,
+            fleet::text::human_bytes(s.disk_bytes),
+            fleet::text::human_bytes(s.bytes),
+            secs,
+            s.bundles as f64 / secs,
+            s.disk_bytes as f64 / secs / 1e6
+        );
+    }
+    let text = match fleet_format(a.format, a.output.as_deref()) {
+        FleetFormat::Jsonl => result.to_jsonl(),
+        FleetFormat::Text => fleet::text::render_summary(&result.summary, &result.lines),
+    };
+    if let Err(e) = write_output(a.output.as_deref(), &text, &a.paths) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("faultline: cannot write the results: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    if result.nothing_read() {
+        eprintln!("faultline: no bundle could be read");
+        return ExitCode::from(2);
+    }
+    let matched = result
+        .lines
+        .iter()
+        .flat_map(|l| &l.incidents)
+        .any(|i| fail_on.contains(&i.layer.as_str()));
+    if matched {
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
+}
+
+pub(super) fn run_merge(a: MergeArgs) -> ExitCode {
+    use faultline::fleet;
+    let m = fleet::merge(&a.files);
+    if !a.quiet {
+        for w in &m.warnings {
+            eprintln!("faultline: warning: {}", report::terminal_safe(w));
+        }
+    }
+    if m.nothing_read() {
+        eprintln!("faultline: no result file could be read");
+        return ExitCode::from(2);
+    }
+    let text = match fleet_format(a.format, a.output.as_deref()) {
+        FleetFormat::Jsonl => fleet::scan::to_line(&m.summary),
+        FleetFormat::Text => fleet::text::render_summary(&m.summary, &m.lines),
+    };
+    if let Err(e) = write_output(a.output.as_deref(), &text, &a.files) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("faultline: cannot write the summary: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    ExitCode::SUCCESS
+}
