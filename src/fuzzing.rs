@@ -78,10 +78,12 @@ fn fuzz_options() -> Options {
         time: crate::timeline::TimeOptions {
             year: None,
             tz_offset: None,
+            zone: None,
             now: 1_767_225_600, // 2026-01-01T00:00:00Z
         },
         limits: fuzz_limits(),
         parallel_chunks: false,
+        filter: Default::default(),
     }
 }
 

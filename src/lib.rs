@@ -47,6 +47,8 @@ pub struct Options {
     pub limits: Limits,
     /// Scan chunks of one large input in parallel.
     pub parallel_chunks: bool,
+    /// Time window and event filters, applied before incidents are formed.
+    pub filter: timeline::filter::EventFilter,
 }
 
 /// The knowledge an analysis runs with.
@@ -137,6 +139,8 @@ pub struct Analysis {
     pub job: Option<job::JobInfo>,
     /// GPU identities (host, bus id) → (uuid, serial).
     pub identities: std::collections::BTreeMap<(String, String), (Option<String>, Option<String>)>,
+    /// What the filters of [`Options::filter`] kept, when any was given.
+    pub filter: Option<timeline::filter::FilterOutcome>,
 }
 
 impl Analysis {
@@ -202,6 +206,13 @@ pub fn analyze_inputs(
         )
     });
     let mut tl = timeline::build(&mut inputs, &opts.time);
+    let filter = (!opts.filter.is_empty()).then(|| {
+        let events = std::mem::take(&mut tl.events);
+        let progress = std::mem::take(&mut tl.progress);
+        let (events, progress, outcome) = timeline::filter::apply(&opts.filter, events, progress);
+        (tl.events, tl.progress) = (events, progress);
+        outcome
+    });
     let series = throughput::series::build(&tl.progress, &tl.events);
     let slowdowns = throughput::detect(&series, &k.rules.slowdown);
     if !slowdowns.is_empty() {
@@ -260,5 +271,6 @@ pub fn analyze_inputs(
         incidents,
         job,
         identities: tl.identities,
+        filter,
     }
 }

@@ -46,6 +46,34 @@ impl Layer {
         }
     }
 
+    /// Every layer, in the contract's order.
+    pub const ALL: [Layer; 10] = [
+        Layer::Hardware,
+        Layer::ThermalPower,
+        Layer::GpuMemory,
+        Layer::Interconnect,
+        Layer::DriverStack,
+        Layer::Application,
+        Layer::NetworkStorage,
+        Layer::Platform,
+        Layer::Unknown,
+        Layer::None,
+    ];
+
+    /// Parses a layer name as a user types it: any case, `-`, space or `/` for `_`
+    /// (`HARDWARE`, `thermal-power`, `Thermal/Power`).
+    pub fn parse_loose(s: &str) -> Option<Layer> {
+        let norm: String = s
+            .trim()
+            .chars()
+            .map(|c| match c {
+                '-' | ' ' | '/' => '_',
+                c => c.to_ascii_lowercase(),
+            })
+            .collect();
+        Layer::parse(&norm)
+    }
+
     /// Parses a layer name as written in the contract.
     pub fn parse(s: &str) -> Option<Layer> {
         Some(match s {

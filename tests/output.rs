@@ -1,7 +1,7 @@
 //! Outputs: `-o` writes only regular files (devices, FIFOs and symbolic links are refused;
 //! `-o -` is stdout), the format follows the extension of `-o` unless `--format` says
 //! otherwise, the temp file is removed on SIGTERM/SIGINT, a closed stdout makes no subcommand
-//! panic, and an empty or closed stdin is a warning.
+//! panic, and an empty or closed stdin is a warning (and exit 2: nothing was recognized).
 
 mod common;
 use common::*;
@@ -228,8 +228,13 @@ fn an_empty_or_closed_stdin_is_a_warning() {
         drop(child.stdin.take());
         let out = child.wait_with_output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{what}: {err}");
+        // the report is written, with the warning; nothing was recognized: exit 2
+        assert_eq!(out.status.code(), Some(2), "{what}: {err}");
         assert!(err.contains("warning: stdin: "), "{what}: {err}");
+        assert!(
+            err.contains("no input gave a line faultline recognizes"),
+            "{what}: {err}"
+        );
         let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let w = r["inputs"][0]["warnings"].to_string();
         assert!(w.contains("stdin: "), "{what}: {w}");

@@ -1,6 +1,6 @@
 //! `faultline analyze` and `faultline timeline`.
 
-use super::common::{load_knowledge, parse_fail_on, parse_tz};
+use super::common::{load_knowledge, parse_fail_on, parse_tz, print_warnings, time_options};
 use super::output::{extension, output_path, write_output};
 use clap::{Args, ValueEnum};
 use faultline::{report, Options};
@@ -13,6 +13,8 @@ enum OutFormat {
     Json,
     Markdown,
     Html,
+    /// JSON Lines: one event per line (`timeline` only).
+    Jsonl,
 }
 
 #[derive(Args)]
@@ -20,7 +22,8 @@ pub(super) struct AnalyzeArgs {
     /// Inputs.
     #[arg(required = true)]
     paths: Vec<String>,
-    /// Output format (text on a terminal, JSON otherwise); `html` writes one self-contained page.
+    /// Output format (text on a terminal, JSON otherwise); `html` writes one self-contained page;
+    /// `timeline` writes text, json and jsonl.
     #[arg(long, value_enum)]
     format: Option<OutFormat>,
     /// Write the report to FILE (atomically; a regular file, never an input; `-` is stdout). Its
@@ -30,9 +33,13 @@ pub(super) struct AnalyzeArgs {
     /// Year for syslog stamps that carry none.
     #[arg(long)]
     year: Option<i32>,
-    /// Zone for stamps that carry none: `UTC`, `+08:00`, `-0500`.
+    /// Zone for stamps that carry none: `UTC`, `+08:00`, `-0500`, an IANA name
+    /// (`Europe/Berlin`, `America/New_York`; daylight saving time followed) or an abbreviation
+    /// (`CET`, `EST`, `PST`).
     #[arg(long)]
     tz: Option<String>,
+    #[command(flatten)]
+    filters: super::filters::FilterArgs,
     /// Worker threads (default: all cores).
     #[arg(long)]
     jobs: Option<usize>,
@@ -42,7 +49,9 @@ pub(super) struct AnalyzeArgs {
     /// Extra recognizers, rules or catalog entries (TOML); may be repeated.
     #[arg(long = "rules")]
     rules: Vec<String>,
-    /// Exit with status 1 when an incident has one of these root-cause layers (comma list).
+    /// Exit with status 1 when an incident has one of these root-cause layers (comma list, any
+    /// case): any, hardware, thermal_power, gpu_memory, interconnect, driver_stack, application,
+    /// network_storage, platform, unknown, none (`any`: any incident).
     #[arg(long = "fail-on", value_delimiter = ',')]
     fail_on: Vec<String>,
     /// Replace host names, IP/MAC addresses, user names, home paths and secrets with stable pseudonyms.
@@ -83,35 +92,34 @@ fn stdin_is_null() -> bool {
 }
 
 pub(super) fn run_analyze(a: AnalyzeArgs, timeline_only: bool) -> ExitCode {
+    match analyze(a, timeline_only) {
+        Ok(code) | Err(code) => code,
+    }
+}
+
+fn usage_error(msg: &str) -> ExitCode {
+    eprintln!("faultline: {msg}");
+    ExitCode::from(2)
+}
+
+fn analyze(a: AnalyzeArgs, timeline_only: bool) -> Result<ExitCode, ExitCode> {
     if let Some(j) = a.jobs {
         let _ = rayon::ThreadPoolBuilder::new()
             .num_threads(j.max(1))
             .build_global();
     }
-    let tz_offset = match a.tz.as_deref().map(parse_tz) {
-        Some(None) => {
-            eprintln!("faultline: --tz: expected UTC or an offset such as +08:00");
-            return ExitCode::from(2);
-        }
-        Some(Some(o)) => Some(o),
-        None => None,
-    };
-    let fail_on = match parse_fail_on(&a.fail_on) {
-        Ok(v) => v,
-        Err(code) => return code,
-    };
-    let knowledge = match load_knowledge(&a.rules) {
-        Ok(k) => k,
-        Err(code) => return code,
-    };
+    let zone = parse_tz(a.tz.as_deref())?;
+    let filter = a
+        .filters
+        .build(zone.as_ref())
+        .map_err(|e| usage_error(&e))?;
+    let fail_on = parse_fail_on(&a.fail_on)?;
+    let format = choose_format(&a, timeline_only)?;
+    let knowledge = load_knowledge(&a.rules)?;
     let opts = Options {
         paths: a.paths.clone(),
         rule_files: a.rules.clone(),
-        time: faultline::timeline::TimeOptions {
-            year: a.year,
-            tz_offset,
-            now: chrono::Utc::now().timestamp(),
-        },
+        time: time_options(a.year, zone),
         limits: faultline::input::Limits {
             max_member_bytes: a.max_member_bytes,
             max_total_bytes: a.max_total_bytes,
@@ -120,18 +128,53 @@ pub(super) fn run_analyze(a: AnalyzeArgs, timeline_only: bool) -> ExitCode {
             max_events_per_kind: a.max_events_per_kind,
         },
         parallel_chunks: true,
+        filter,
     };
     let mut analysis = faultline::analyze(&opts, &knowledge);
     if !a.quiet {
-        for w in &analysis.warnings {
-            eprintln!("faultline: warning: {}", report::terminal_safe(w));
-        }
+        print_warnings("warning", &analysis.warnings);
     }
     if analysis.nothing_read() {
-        eprintln!("faultline: no input could be read");
-        return ExitCode::from(2);
+        return Err(usage_error("no input could be read"));
     }
-    // stdin that gave nothing: a warning (on the input, and on stderr), not an error
+    if analysis.inputs.is_empty() {
+        return Err(usage_error(&format!(
+            "no file to analyze in {} (empty folder, or nothing but skipped entries)",
+            a.paths
+                .iter()
+                .map(|p| report::terminal_safe(p))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    note_empty_stdin(&mut analysis, a.quiet);
+    let rep = report::json::build(&analysis, &knowledge.catalog);
+    let redactor = (a.redact || a.redact_serials).then(|| {
+        report::redact::Redactor::new(&report::known_hosts(&analysis), a.redact_serials)
+            .with_serials(&report::known_serials(&analysis))
+    });
+    let text = render(format, timeline_only, &rep, &knowledge, redactor.as_ref());
+    if let Err(e) = write_output(a.output.as_deref(), &text, &a.paths) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            return Err(usage_error(&format!("cannot write the report: {e}")));
+        }
+    }
+    if let Some(why) = nothing_recognized(&analysis, a.quiet) {
+        return Err(usage_error(&why));
+    }
+    let matched = analysis
+        .incidents
+        .iter()
+        .any(|i| fail_on.contains(&i.layer));
+    Ok(if matched {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// stdin that gave nothing: a warning (on the input, and on stderr).
+fn note_empty_stdin(analysis: &mut faultline::Analysis, quiet: bool) {
     for i in analysis.inputs.iter_mut().filter(|i| i.path == "-") {
         if i.bytes == 0 && i.warnings.is_empty() {
             let w = if stdin_is_null() {
@@ -139,16 +182,60 @@ pub(super) fn run_analyze(a: AnalyzeArgs, timeline_only: bool) -> ExitCode {
             } else {
                 "stdin: empty (nothing was piped in)"
             };
-            if !a.quiet {
+            if !quiet {
                 eprintln!("faultline: warning: {w}");
             }
             i.warnings.push(w.to_string());
         }
     }
-    let rep = report::json::build(&analysis, &knowledge.catalog);
-    // --format, else the extension of -o FILE, else text on a terminal and JSON otherwise
+}
+
+/// Why the analysis had nothing to work on: no input gave a single line that a reader or a
+/// recognizer understood (no event, no GPU inventory) and none holds a line of text (empty
+/// files, empty stdin, binaries only). None when something was recognized, or when there is
+/// text that no reader knows: then a warning, not an error (a job log of a framework faultline
+/// does not read is a healthy run as far as it can tell, and says so).
+fn nothing_recognized(a: &faultline::Analysis, quiet: bool) -> Option<String> {
+    let recognized = a
+        .inputs
+        .iter()
+        .any(|i| i.lines_recognized > 0 || !i.gpus.is_empty());
+    if recognized || !a.events.is_empty() || a.filter.is_some() {
+        return None;
+    }
+    let lines: u64 = a.inputs.iter().map(|i| i.lines).sum();
+    let binary = |i: &faultline::pipeline::InputResult| {
+        i.warnings.iter().any(|w| w.starts_with("binary content"))
+    };
+    let text_lines: u64 = a
+        .inputs
+        .iter()
+        .filter(|i| !binary(i))
+        .map(|i| i.lines)
+        .sum();
+    let what = format!(
+        "no input gave a line faultline recognizes ({} input(s), {lines} line(s) read)",
+        a.inputs.len()
+    );
+    if text_lines > 0 {
+        if !quiet {
+            eprintln!(
+                "faultline: warning: {what}: is this a kernel, driver, nvidia-smi or job log?"
+            );
+        }
+        return None;
+    }
+    Some(format!(
+        "{what}: nothing to analyze (empty or binary input only)"
+    ))
+}
+
+/// --format, else the extension of -o FILE, else text on a terminal and JSON otherwise;
+/// `timeline` writes text, JSON and JSON Lines only.
+fn choose_format(a: &AnalyzeArgs, timeline_only: bool) -> Result<OutFormat, ExitCode> {
     let by_extension = match extension(a.output.as_deref()).as_deref() {
         Some("json") => Some(OutFormat::Json),
+        Some("jsonl" | "ndjson") => Some(OutFormat::Jsonl),
         Some("md" | "markdown") => Some(OutFormat::Markdown),
         Some("html" | "htm") => Some(OutFormat::Html),
         Some("txt" | "text") => Some(OutFormat::Text),
@@ -161,42 +248,92 @@ pub(super) fn run_analyze(a: AnalyzeArgs, timeline_only: bool) -> ExitCode {
             OutFormat::Json
         },
     );
-    let redactor = (a.redact || a.redact_serials).then(|| {
-        report::redact::Redactor::new(&report::known_hosts(&analysis), a.redact_serials)
-            .with_serials(&report::known_serials(&analysis))
-    });
+    let supported: &[OutFormat] = if timeline_only {
+        &[OutFormat::Text, OutFormat::Json, OutFormat::Jsonl]
+    } else {
+        &[
+            OutFormat::Text,
+            OutFormat::Json,
+            OutFormat::Markdown,
+            OutFormat::Html,
+        ]
+    };
+    if supported.contains(&format) {
+        return Ok(format);
+    }
+    let names: Vec<String> = supported
+        .iter()
+        .filter_map(|f| f.to_possible_value().map(|v| v.get_name().to_string()))
+        .collect();
+    let name = format
+        .to_possible_value()
+        .map_or(String::new(), |v| v.get_name().to_string());
+    let what = if timeline_only { "timeline" } else { "analyze" };
+    Err(usage_error(&format!(
+        "{what} does not write {name} (it writes {}){}",
+        names.join(", "),
+        if timeline_only {
+            "; `faultline analyze` writes the Markdown and HTML reports"
+        } else {
+            "; `faultline timeline --format jsonl` writes JSON Lines"
+        }
+    )))
+}
+
+/// The schema tag of `timeline --format json|jsonl`.
+pub const TIMELINE_SCHEMA: &str = "faultline/timeline/v1";
+
+fn render(
+    format: OutFormat,
+    timeline_only: bool,
+    rep: &report::json::Report,
+    knowledge: &faultline::Knowledge,
+    redactor: Option<&report::redact::Redactor>,
+) -> String {
     let text = match (format, timeline_only) {
-        (OutFormat::Json, false) => report::json::to_string(&rep),
-        (OutFormat::Json, true) => {
-            let mut s = serde_json::to_string_pretty(&rep.events).unwrap_or_default();
-            s.push('\n');
-            s
-        }
-        (OutFormat::Markdown, _) => {
-            report::markdown::render(&rep, &knowledge.catalog, redactor.as_ref())
-        }
-        (OutFormat::Html, _) => report::html::render(&rep, &knowledge.catalog, redactor.as_ref()),
-        (OutFormat::Text, true) => report::text::render_timeline(&rep),
-        (OutFormat::Text, false) => report::text::render(&rep),
+        (OutFormat::Json, false) => report::json::to_string(rep),
+        (OutFormat::Json, true) => timeline_json(rep),
+        (OutFormat::Jsonl, _) => timeline_jsonl(rep),
+        (OutFormat::Markdown, _) => report::markdown::render(rep, &knowledge.catalog, redactor),
+        (OutFormat::Html, _) => report::html::render(rep, &knowledge.catalog, redactor),
+        (OutFormat::Text, true) => report::text::render_timeline(rep),
+        (OutFormat::Text, false) => report::text::render(rep),
     };
     // HTML and Markdown redact each text before escaping it; the other formats are redacted whole
-    let text = match &redactor {
+    match redactor {
         Some(r) if !matches!(format, OutFormat::Html | OutFormat::Markdown) => r.apply(&text),
         _ => text,
-    };
-    if let Err(e) = write_output(a.output.as_deref(), &text, &a.paths) {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            eprintln!("faultline: cannot write the report: {e}");
-            return ExitCode::from(2);
-        }
     }
-    if !fail_on.is_empty()
-        && analysis
-            .incidents
-            .iter()
-            .any(|i| fail_on.contains(&i.layer))
-    {
-        return ExitCode::from(1);
+}
+
+/// `timeline --format json`: the schema tag, the tool and the events.
+fn timeline_json(rep: &report::json::Report) -> String {
+    let v = serde_json::json!({
+        "schema": TIMELINE_SCHEMA,
+        "tool": rep.tool,
+        "events": rep.events,
+    });
+    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// `timeline --format jsonl`: one event per line, each with the schema tag.
+fn timeline_jsonl(rep: &report::json::Report) -> String {
+    #[derive(serde::Serialize)]
+    struct Line<'a> {
+        schema: &'static str,
+        #[serde(flatten)]
+        event: &'a report::json::EventJson,
     }
-    ExitCode::SUCCESS
+    let mut s = String::new();
+    for e in &rep.events {
+        let line = Line {
+            schema: TIMELINE_SCHEMA,
+            event: e,
+        };
+        s.push_str(&serde_json::to_string(&line).unwrap_or_default());
+        s.push('\n');
+    }
+    s
 }

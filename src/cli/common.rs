@@ -1,25 +1,60 @@
 //! What the subcommands share: zones, --fail-on layers, the knowledge with --rules files.
 
+use faultline::model::Layer;
+use faultline::timeline::Zone;
 use faultline::Knowledge;
 use std::process::ExitCode;
 
-pub(super) fn parse_tz(s: &str) -> Option<i32> {
-    match s {
-        "UTC" | "utc" | "Z" | "GMT" => Some(0),
-        _ => faultline::formats::time::zone(s.as_bytes())
-            .filter(|(_, n)| *n == s.len())
-            .map(|(o, _)| o),
+/// `--tz`: an offset, an IANA zone name or an abbreviation; a usage error (exit 2) otherwise.
+pub(super) fn parse_tz(s: Option<&str>) -> Result<Option<Zone>, ExitCode> {
+    let Some(s) = s else {
+        return Ok(None);
+    };
+    match Zone::parse(s) {
+        Some(z) => Ok(Some(z)),
+        None => {
+            eprintln!(
+                "faultline: --tz: unknown zone `{}`: expected UTC, an offset such as +08:00, an IANA name such as Europe/Berlin, or an abbreviation such as CET or PST",
+                faultline::report::terminal_safe(s)
+            );
+            Err(ExitCode::from(2))
+        }
     }
 }
 
-/// The layers of `--fail-on`; an unknown name is a usage error (exit 2).
-pub(super) fn parse_fail_on(names: &[String]) -> Result<Vec<faultline::model::Layer>, ExitCode> {
+/// The time options of `--year` and `--tz`.
+pub(super) fn time_options(
+    year: Option<i32>,
+    zone: Option<Zone>,
+) -> faultline::timeline::TimeOptions {
+    faultline::timeline::TimeOptions {
+        year,
+        tz_offset: match zone {
+            Some(Zone::Fixed(o)) => Some(o),
+            _ => None,
+        },
+        zone: zone.filter(|z| matches!(z, Zone::Named(_))),
+        now: chrono::Utc::now().timestamp(),
+    }
+}
+
+/// The layers of `--fail-on` (`any` is every layer), any case; an unknown name is a usage
+/// error (exit 2) that lists the values.
+pub(super) fn parse_fail_on(names: &[String]) -> Result<Vec<Layer>, ExitCode> {
     let mut out = Vec::new();
-    for l in names {
-        match faultline::model::Layer::parse(l.trim()) {
+    for l in names.iter().filter(|l| !l.trim().is_empty()) {
+        if l.trim().eq_ignore_ascii_case("any") {
+            out.extend(Layer::ALL);
+            continue;
+        }
+        match Layer::parse_loose(l) {
             Some(x) => out.push(x),
             None => {
-                eprintln!("faultline: --fail-on: unknown layer `{l}`");
+                eprintln!(
+                    "faultline: --fail-on: unknown layer `{}` (one of: any, {})",
+                    faultline::report::terminal_safe(l),
+                    super::filters::layer_names()
+                );
                 return Err(ExitCode::from(2));
             }
         }
@@ -44,4 +79,70 @@ pub(super) fn load_knowledge(files: &[String]) -> Result<Knowledge, ExitCode> {
         eprintln!("faultline: rules: {e}");
         ExitCode::from(2)
     })
+}
+
+/// Warnings of one kind printed before the rest are only counted.
+const WARNINGS_PER_KIND: usize = 3;
+
+/// The kind of a warning: its text with numbers (line numbers, offsets, sizes) blanked and the
+/// place before the first `: ` dropped when it names a file.
+fn warning_kind(w: &str) -> String {
+    let text = match w.split_once(": ") {
+        Some((place, rest)) if place.contains(['/', '.', ':']) || place.len() > 40 => rest,
+        _ => w,
+    };
+    let mut k = String::with_capacity(text.len());
+    let mut in_num = false;
+    for c in text.chars() {
+        if c.is_ascii_digit() {
+            if !in_num {
+                k.push('#');
+            }
+            in_num = true;
+        } else {
+            in_num = false;
+            k.push(c);
+        }
+    }
+    k
+}
+
+/// Prints `faultline: LABEL: …` for each message on stderr, escaped; past
+/// [`WARNINGS_PER_KIND`] of one kind, one line says how many more of that kind there were.
+pub(super) fn print_warnings(label: &str, messages: &[String]) {
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut order: Vec<(String, String)> = Vec::new();
+    for m in messages {
+        let kind = warning_kind(m);
+        let n = seen.entry(kind.clone()).or_default();
+        *n += 1;
+        if *n <= WARNINGS_PER_KIND {
+            eprintln!(
+                "faultline: {label}: {}",
+                faultline::report::terminal_safe(m)
+            );
+        } else if *n == WARNINGS_PER_KIND + 1 {
+            order.push((kind, m.clone()));
+        }
+    }
+    for (kind, example) in order {
+        let more = seen[&kind] - WARNINGS_PER_KIND;
+        eprintln!(
+            "faultline: {label}: … and {more} more like the last (`{}`)",
+            faultline::report::terminal_safe(&example)
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warnings_of_one_kind_share_a_key_whatever_their_numbers() {
+        let a = warning_kind("shard-0.jsonl:12: not a JSON line");
+        let b = warning_kind("shard-0.jsonl:5674: not a JSON line");
+        assert_eq!(a, b);
+        assert_ne!(a, warning_kind("shard-0.jsonl:12: unknown schema"));
+    }
 }

@@ -1,6 +1,6 @@
 //! `faultline scan` and `faultline merge`.
 
-use super::common::{load_knowledge, parse_fail_on, parse_tz};
+use super::common::{load_knowledge, parse_fail_on, parse_tz, print_warnings, time_options};
 use super::output::{extension, output_path, write_output};
 use clap::{Args, ValueEnum};
 use faultline::report;
@@ -35,7 +35,8 @@ pub(super) struct ScanArgs {
     /// Year for syslog stamps that carry none.
     #[arg(long)]
     year: Option<i32>,
-    /// Zone for stamps that carry none: `UTC`, `+08:00`, `-0500`.
+    /// Zone for stamps that carry none: `UTC`, `+08:00`, an IANA name (`Europe/Berlin`) or an
+    /// abbreviation (`CET`, `PST`).
     #[arg(long)]
     tz: Option<String>,
     /// Worker threads (default: all cores).
@@ -47,7 +48,9 @@ pub(super) struct ScanArgs {
     /// Extra recognizers, rules or catalog entries (TOML); may be repeated.
     #[arg(long = "rules")]
     rules: Vec<String>,
-    /// Exit with status 1 when an incident of a bundle has one of these layers (comma list).
+    /// Exit with status 1 when an incident of a bundle has one of these layers (comma list, any
+    /// case): any, hardware, thermal_power, gpu_memory, interconnect, driver_stack, application,
+    /// network_storage, platform, unknown, none (`any`: any incident).
     #[arg(long = "fail-on", value_delimiter = ',')]
     fail_on: Vec<String>,
     /// Cap on decompressed bytes per archive member or compressed file.
@@ -127,13 +130,9 @@ pub(super) fn run_scan(a: ScanArgs) -> ExitCode {
             _ => ExitCode::SUCCESS,
         };
     }
-    let tz_offset = match a.tz.as_deref().map(parse_tz) {
-        Some(None) => {
-            eprintln!("faultline: --tz: expected UTC or an offset such as +08:00");
-            return ExitCode::from(2);
-        }
-        Some(Some(o)) => Some(o),
-        None => None,
+    let zone = match parse_tz(a.tz.as_deref()) {
+        Ok(z) => z,
+        Err(code) => return code,
     };
     let fail_on: Vec<&str> = match parse_fail_on(&a.fail_on) {
         Ok(v) => v.iter().map(|l| l.as_str()).collect(),
@@ -146,11 +145,7 @@ pub(super) fn run_scan(a: ScanArgs) -> ExitCode {
     let opts = fleet::ScanOptions {
         paths: a.paths.clone(),
         shard,
-        time: faultline::timeline::TimeOptions {
-            year: a.year,
-            tz_offset,
-            now: chrono::Utc::now().timestamp(),
-        },
+        time: time_options(a.year, zone),
         limits: faultline::input::Limits {
             max_member_bytes: a.max_member_bytes,
             max_total_bytes: a.max_total_bytes,
@@ -206,9 +201,7 @@ pub(super) fn run_merge(a: MergeArgs) -> ExitCode {
     use faultline::fleet;
     let m = fleet::merge(&a.files);
     if !a.quiet {
-        for w in &m.warnings {
-            eprintln!("faultline: warning: {}", report::terminal_safe(w));
-        }
+        print_warnings("warning", &m.warnings);
     }
     if m.nothing_read() {
         eprintln!("faultline: no result file could be read");

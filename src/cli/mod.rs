@@ -2,6 +2,7 @@
 
 mod analyze;
 mod common;
+mod filters;
 mod fleet;
 mod man;
 mod output;

@@ -84,6 +84,9 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(o, "  note: {}", t(n));
     }
     let _ = writeln!(o, "  accounting: {}", t(&r.accounting.summary));
+    if let Some(f) = &r.accounting.filter {
+        let _ = writeln!(o, "  filter: {}", t(&f.summary));
+    }
     for ex in &r.accounting.not_understood_examples {
         let _ = writeln!(o, "      not understood: {}", t(ex));
     }

@@ -8,6 +8,10 @@ use chrono::{Datelike, TimeZone, Utc};
 use std::collections::{BTreeMap, BTreeSet};
 
 mod dedupe;
+pub mod filter;
+mod zone;
+
+pub use zone::Zone;
 
 /// Options that change how times are read.
 #[derive(Clone, Debug, Default)]
@@ -16,6 +20,9 @@ pub struct TimeOptions {
     pub year: Option<i32>,
     /// UTC offset (seconds) for stamps that carry no zone.
     pub tz_offset: Option<i32>,
+    /// A zone for stamps that carry none (`--tz`), over `tz_offset`: a named zone gives each
+    /// stamp the offset in force at its local time.
+    pub zone: Option<Zone>,
     /// The moment of the analysis (an upper bound for inferred years); seconds since the epoch.
     pub now: i64,
 }
@@ -87,14 +94,15 @@ pub struct Timeline {
     pub progress: Vec<Event>,
 }
 
-fn wall_us(e: &RawEvent, year: i32, tz: i32) -> Option<(i64, bool)> {
+fn wall_us(e: &RawEvent, year: i32, tz: i32, zone: Option<&Zone>) -> Option<(i64, bool)> {
     let w = e.stamp.wall?;
     let mut secs = w.naive_secs;
     if !w.has_year {
         secs = crate::formats::time::rebase_year(secs, year)?;
     }
     let zoned = w.offset.is_some();
-    secs -= w.offset.unwrap_or(tz) as i64;
+    let local = zone.map_or(tz, |z| z.offset_at_local(secs));
+    secs -= w.offset.unwrap_or(local) as i64;
     // a date past year 9999 (or before year -9999) is not taken as a time
     let us = secs.checked_mul(1_000_000)?.checked_add(w.micros as i64)?;
     let max = crate::formats::time::MAX_WALL_US;
@@ -270,7 +278,8 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
             .tz_offset
             .or_else(|| host_tz.get(&host).copied())
             .unwrap_or(0);
-        let tz_known = opts.tz_offset.is_some() || host_tz.contains_key(&host);
+        let forced = opts.tz_offset.is_some() || opts.zone.is_some();
+        let tz_known = forced || host_tz.contains_key(&host);
         let mut v = Vec::with_capacity(r.events.len());
         for (e, roll) in r.events.iter().zip(rolls) {
             // --year is the year the input starts in: a New Year crossed inside it still moves
@@ -282,18 +291,15 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
                 let h = e.host.as_ref().or(r.host.as_ref()).map(|h| short_host(h));
                 let zone = h.as_ref().and_then(|h| bmc_tz.get(h).copied());
                 if let (Some(h), Some(w)) = (h, e.stamp.wall) {
-                    if w.offset.is_none() && opts.tz_offset.is_none() {
+                    if w.offset.is_none() && !forced {
                         bmc_hosts.insert(h, zone);
                     }
                 }
-                (
-                    opts.tz_offset.or(zone).unwrap_or(tz),
-                    opts.tz_offset.is_some(),
-                )
+                (opts.tz_offset.or(zone).unwrap_or(tz), forced)
             } else {
                 (tz, tz_known)
             };
-            match wall_us(e, year, tz) {
+            match wall_us(e, year, tz, opts.zone.as_ref()) {
                 Some((us, zoned)) => {
                     let has_year = e.stamp.wall.is_some_and(|w| w.has_year) || opts.year.is_some();
                     let q = if (zoned || tz_known) && has_year && !e.borrowed_time {

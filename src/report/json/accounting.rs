@@ -31,8 +31,101 @@ pub struct AccountingJson {
     /// The first few of them (function and text), so that a user sees what was not understood.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub not_understood_examples: Vec<String>,
+    /// The filters and time window given (`--since`, `--until`, `--host`, `--gpu`, `--kind`,
+    /// `--layer`) and what they kept; absent when none was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filter: Option<FilterJson>,
     /// One line: the counts above and the skipped reasons.
     pub summary: String,
+}
+
+/// The filters of an analysis, as applied before incidents were formed.
+#[derive(Serialize, Clone, Debug, Default)]
+pub struct FilterJson {
+    /// Start of the time window (RFC 3339, UTC), resolved from `--since`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+    /// End of the time window, resolved from `--until`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub until: Option<String>,
+    /// `--host` values.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
+    /// `--gpu` values.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gpus: Vec<String>,
+    /// `--kind` values.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kinds: Vec<String>,
+    /// `--layer` values.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub layers: Vec<&'static str>,
+    /// Event occurrences on the timeline before filtering.
+    pub events_before: u64,
+    /// Event occurrences kept (those the report and its incidents are made of).
+    pub events_kept: u64,
+    /// Of the dropped, occurrences without a time, which a time window cannot place.
+    pub events_untimed_dropped: u64,
+    /// One line: the filters and the counts.
+    pub summary: String,
+}
+
+/// The filter part of the accounting.
+fn filter_json(f: &crate::timeline::filter::FilterOutcome) -> FilterJson {
+    let mut j = FilterJson {
+        since: f.since_us.map(crate::report::iso_us),
+        until: f.until_us.map(crate::report::iso_us),
+        hosts: f.filter.hosts.clone(),
+        gpus: f.filter.gpus.clone(),
+        kinds: f.filter.kinds.clone(),
+        layers: f.filter.layers.iter().map(|l| l.as_str()).collect(),
+        events_before: f.events_before,
+        events_kept: f.events_kept,
+        events_untimed_dropped: f.untimed_dropped,
+        summary: String::new(),
+    };
+    let mut parts = Vec::new();
+    let bound =
+        |given: &Option<crate::timeline::filter::TimeBound>, at: &Option<String>| match (given, at)
+        {
+            (_, Some(t)) => Some(t.clone()),
+            (Some(_), None) => Some("(not placed)".to_string()),
+            _ => None,
+        };
+    if let Some(s) = bound(&f.filter.since, &j.since) {
+        parts.push(format!("since {s}"));
+    }
+    if let Some(u) = bound(&f.filter.until, &j.until) {
+        parts.push(format!("until {u}"));
+    }
+    for (name, v) in [("host", &j.hosts), ("gpu", &j.gpus), ("kind", &j.kinds)] {
+        if !v.is_empty() {
+            parts.push(format!("{name} {}", v.join(",")));
+        }
+    }
+    if !j.layers.is_empty() {
+        parts.push(format!("layer {}", j.layers.join(",")));
+    }
+    let untimed = if j.events_untimed_dropped > 0 {
+        format!(
+            " ({} without a wall-clock time dropped by the window{})",
+            j.events_untimed_dropped,
+            if f.unplaced {
+                ": no event has one to place the window by"
+            } else {
+                ""
+            }
+        )
+    } else {
+        String::new()
+    };
+    j.summary = format!(
+        "{}: kept {} of {} event occurrence(s){untimed}",
+        parts.join("; "),
+        j.events_kept,
+        j.events_before
+    );
+    j
 }
 
 /// Examples of NVRM error lines not understood that the accounting lists.
@@ -102,6 +195,7 @@ fn skip_reason(w: &str) -> Option<&'static str> {
 pub(super) fn accounting(a: &Analysis, inputs: &[InputJson]) -> AccountingJson {
     let mut acc = AccountingJson {
         inputs: inputs.len(),
+        filter: a.filter.as_ref().map(filter_json),
         ..AccountingJson::default()
     };
     for i in inputs {

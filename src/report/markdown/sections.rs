@@ -171,6 +171,9 @@ pub(super) fn inputs(m: Md, r: &Report, o: &mut String) {
     }
     let _ = writeln!(o);
     let _ = writeln!(o, "Accounting: {}\n", m.text(&r.accounting.summary));
+    if let Some(f) = &r.accounting.filter {
+        let _ = writeln!(o, "Filter: {}\n", m.text(&f.summary));
+    }
     if !r.accounting.not_understood_examples.is_empty() {
         let _ = writeln!(o, "NVRM error lines not understood (first of them):\n");
         for ex in &r.accounting.not_understood_examples {
