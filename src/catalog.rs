@@ -19,7 +19,7 @@ pub struct Meta {
 }
 
 /// One Xid code.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct XidEntry {
     /// Numeric code.
@@ -53,7 +53,7 @@ pub struct XidEntry {
 }
 
 /// A family of SXid codes that share a meaning.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SxidEntry {
     /// Codes in the family.
@@ -81,7 +81,7 @@ pub struct SxidEntry {
 }
 
 /// A DCGM failure code as reported by `dcgmi diag`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct DcgmEntry {
     /// `DCGM_FR_*` name.
@@ -110,7 +110,7 @@ pub struct DcgmEntry {
 }
 
 /// An event kind.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct KindEntry {
     /// Kind name.
@@ -146,6 +146,38 @@ struct CatalogFile {
     dcgm: Vec<DcgmEntry>,
     #[serde(default)]
     kind: Vec<KindEntry>,
+    #[serde(default)]
+    range: Vec<RangeEntry>,
+    #[serde(default)]
+    layer: Vec<LayerEntry>,
+}
+
+/// What is known about a range of codes of one family (for codes the tables do not hold).
+#[derive(Clone, Debug, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RangeEntry {
+    /// `xid` or `sxid`.
+    pub family: String,
+    /// First code.
+    pub from: i64,
+    /// Last code.
+    pub to: i64,
+    /// What codes of the range are.
+    pub note: String,
+}
+
+/// A root-cause layer, as `faultline explain layer NAME` tells it.
+#[derive(Clone, Debug, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LayerEntry {
+    /// The contract's name.
+    pub name: Layer,
+    /// Title.
+    pub title: String,
+    /// What belongs to it.
+    pub meaning: String,
+    /// Who usually acts.
+    pub who_acts: String,
 }
 
 /// The merged catalog.
@@ -161,6 +193,10 @@ pub struct Catalog {
     pub dcgm: BTreeMap<String, DcgmEntry>,
     /// Kinds by name.
     pub kind: BTreeMap<String, KindEntry>,
+    /// Code ranges.
+    pub ranges: Vec<RangeEntry>,
+    /// Layers.
+    pub layers: BTreeMap<Layer, LayerEntry>,
 }
 
 impl Catalog {
@@ -197,6 +233,10 @@ impl Catalog {
         }
         for k in f.kind {
             self.kind.insert(k.kind.clone(), k);
+        }
+        self.ranges.extend(f.range);
+        for l in f.layer {
+            self.layers.insert(l.name, l);
         }
         Ok(())
     }

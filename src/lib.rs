@@ -92,7 +92,7 @@ impl Knowledge {
             ])? {
                 rule_extra.push(s);
             }
-            if let Some(s) = pick(&["xid", "sxid", "kind", "dcgm", "meta"])? {
+            if let Some(s) = pick(&["xid", "sxid", "kind", "dcgm", "meta", "range", "layer"])? {
                 catalog.overlay(&s)?;
             }
             let known = [
@@ -110,6 +110,8 @@ impl Knowledge {
                 "kind",
                 "dcgm",
                 "meta",
+                "range",
+                "layer",
             ];
             if let Some(k) = value.keys().find(|k| !known.contains(&k.as_str())) {
                 anyhow::bail!("unknown table `{k}` in a rules file");

@@ -2,6 +2,7 @@
 
 mod analyze;
 mod common;
+mod explain;
 mod filters;
 mod fleet;
 mod man;
@@ -28,14 +29,10 @@ enum Command {
     Analyze(analyze::AnalyzeArgs),
     /// Print the merged, aligned timeline of relevant events.
     Timeline(analyze::AnalyzeArgs),
-    /// Explain an Xid/SXid code or an event kind: `explain xid 79`, `explain sxid 20034`, `explain kind fell_off_bus`
-    /// (`explain prefilter` lists the literals of the line prefilter).
-    Explain {
-        /// `xid`, `sxid`, `kind`, or a kind name.
-        what: String,
-        /// The code or kind name.
-        code: Option<String>,
-    },
+    /// The catalog as a reference: `explain` lists the families, `explain xid` every Xid code,
+    /// `explain 79`, `explain sxid 20034`, `explain dcgm DCGM_FR_…`, `explain kind hung_task`,
+    /// `explain layer interconnect` one entry; `--format json`.
+    Explain(explain::ExplainArgs),
     /// Scan many bundles (bug reports, archives, folders per host): one JSON line per bundle,
     /// then a fleet summary. `--list` shows how files were grouped; `--shard K/N` takes one
     /// worker's share.
@@ -68,30 +65,6 @@ pub fn run() -> ExitCode {
         Command::Timeline(a) => analyze::run_analyze(a, true),
         Command::Scan(a) => fleet::run_scan(a),
         Command::Merge(a) => fleet::run_merge(a),
-        Command::Explain { what, code } if what == "prefilter" => {
-            match faultline::events::RecognizerSet::load(&[]) {
-                Ok(set) => {
-                    let _ = code;
-                    print_stdout(format!("{}\n", set.prefilter_literals.join("\n")).as_bytes())
-                }
-                Err(e) => {
-                    eprintln!("faultline: {e}");
-                    ExitCode::from(2)
-                }
-            }
-        }
-        Command::Explain { what, code } => {
-            let catalog = faultline::catalog::Catalog::builtin();
-            match faultline::explain::explain(&catalog, &what, code.as_deref()) {
-                Some(t) => print_stdout(t.as_bytes()),
-                None => {
-                    eprintln!(
-                        "faultline: nothing known about `{what}{}`",
-                        code.map(|c| format!(" {c}")).unwrap_or_default()
-                    );
-                    ExitCode::from(2)
-                }
-            }
-        }
+        Command::Explain(a) => explain::run_explain(a),
     }
 }
