@@ -127,3 +127,286 @@ fn explain_into_a_closed_pipe_does_not_panic() {
         assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1);
     }
 }
+
+/// Checks text against the exposition grammar: `# HELP name text`, `# TYPE name type` before
+/// a family's samples, samples `name{label="value",...} number`, families contiguous, no
+/// series twice, a final `# EOF`. Returns the samples (name with labels → value).
+fn parse_exposition(text: &str) -> std::collections::BTreeMap<String, f64> {
+    let ident = |s: &str, colon: bool| {
+        let mut cs = s.chars();
+        cs.next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || (colon && c == ':'))
+            && cs.all(|c| c.is_ascii_alphanumeric() || c == '_' || (colon && c == ':'))
+    };
+    let mut typed: Vec<String> = Vec::new();
+    let mut samples = std::collections::BTreeMap::new();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.last(), Some(&"# EOF"), "no # EOF at the end");
+    assert!(text.ends_with("# EOF\n"));
+    for line in &lines[..lines.len() - 1] {
+        if let Some(rest) = line.strip_prefix("# ") {
+            let mut w = rest.splitn(3, ' ');
+            let (kw, name) = (w.next().unwrap(), w.next().unwrap_or(""));
+            assert!(ident(name, true), "bad name: {line}");
+            match kw {
+                "HELP" => assert!(!w.next().unwrap_or("").is_empty(), "{line}"),
+                "TYPE" => {
+                    let t = w.next().unwrap_or("");
+                    assert!(
+                        ["gauge", "counter", "info", "stateset", "unknown"].contains(&t),
+                        "{line}"
+                    );
+                    assert!(!typed.contains(&name.to_string()), "family twice: {name}");
+                    typed.push(name.to_string());
+                }
+                _ => panic!("unknown comment: {line}"),
+            }
+            continue;
+        }
+        // name, labels, value
+        let (series, value) = line.rsplit_once(' ').unwrap_or_else(|| panic!("{line}"));
+        let v: f64 = value
+            .parse()
+            .unwrap_or_else(|_| panic!("bad value: {line}"));
+        let (name, labels) = match series.split_once('{') {
+            Some((n, l)) => (
+                n,
+                Some(l.strip_suffix('}').unwrap_or_else(|| panic!("{line}"))),
+            ),
+            None => (series, None),
+        };
+        assert!(ident(name, true), "bad metric name: {line}");
+        assert_eq!(
+            typed.last().map(String::as_str),
+            Some(name),
+            "sample outside its family: {line}"
+        );
+        if let Some(mut l) = labels {
+            while !l.is_empty() {
+                let (k, rest) = l.split_once("=\"").unwrap_or_else(|| panic!("{line}"));
+                assert!(ident(k, false), "bad label name: {line}");
+                // the value runs to the first unescaped quote
+                let mut end = None;
+                let mut esc = false;
+                for (i, c) in rest.char_indices() {
+                    match (esc, c) {
+                        (true, '\\' | '"' | 'n') => esc = false,
+                        (true, _) => panic!("bad escape: {line}"),
+                        (false, '\\') => esc = true,
+                        (false, '"') => {
+                            end = Some(i);
+                            break;
+                        }
+                        (false, '\n') => panic!("raw newline: {line}"),
+                        _ => {}
+                    }
+                }
+                let end = end.unwrap_or_else(|| panic!("unterminated value: {line}"));
+                l = rest[end + 1..]
+                    .strip_prefix(',')
+                    .unwrap_or(&rest[end + 1..]);
+            }
+        }
+        assert!(
+            samples.insert(series.to_string(), v).is_none(),
+            "series twice: {line}"
+        );
+    }
+    samples
+}
+
+#[test]
+fn scan_writes_openmetrics_that_parses_by_the_grammar() {
+    let (code, out, err) = run(&["scan", "--format", "openmetrics", "--quiet", "corpus"]);
+    assert_eq!(code, 0, "{err}");
+    let m = parse_exposition(&out);
+    let bundles = m["faultline_bundles_scanned"];
+    assert!(bundles > 30.0);
+    let by_result: f64 = ["failing", "clean", "unreadable"]
+        .iter()
+        .map(|r| m[&format!("faultline_bundles{{result=\"{r}\"}}")])
+        .sum();
+    assert_eq!(by_result, bundles);
+    assert!(m["faultline_incidents{layer=\"hardware\"}"] >= 1.0);
+    assert!(m
+        .keys()
+        .any(|k| k.starts_with("faultline_code_events{kind=\"xid\"")
+            || k.starts_with("faultline_code_events{kind=\"fell_off_bus\",code=\"79\"}")));
+    assert!(m.contains_key("faultline_scan_duration_seconds"));
+    // the same numbers as the JSON fleet line
+    let (_, jsonl, _) = run(&["scan", "--format", "jsonl", "--quiet", "corpus"]);
+    let fleet: serde_json::Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();
+    assert_eq!(fleet["bundles"].as_f64(), Some(bundles));
+    assert_eq!(
+        fleet["failing"].as_f64(),
+        Some(m["faultline_bundles{result=\"failing\"}"])
+    );
+    // the extension .prom chooses it; merge writes it too (without a scan duration)
+    let dir = tempfile::tempdir().unwrap();
+    let prom = dir.path().join("faultline.prom");
+    let (code, _, err) = run(&["scan", "--quiet", "-o", prom.to_str().unwrap(), "corpus"]);
+    assert_eq!(code, 0, "{err}");
+    parse_exposition(&std::fs::read_to_string(&prom).unwrap());
+    let lines = dir.path().join("scan.jsonl");
+    std::fs::write(&lines, &jsonl).unwrap();
+    let (code, out, err) = run(&["merge", "--format", "openmetrics", lines.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let merged = parse_exposition(&out);
+    assert_eq!(merged["faultline_bundles_scanned"], bundles);
+    assert!(!merged.contains_key("faultline_scan_duration_seconds"));
+}
+
+#[test]
+fn fail_on_takes_any_and_any_case_and_lists_its_values() {
+    let case = "corpus/xid79-aer-dmesg/";
+    for v in ["any", "ANY", "HARDWARE", "Hardware", "application,hardware"] {
+        let (code, _, err) = run(&["analyze", "--format", "json", "--fail-on", v, case]);
+        assert_eq!(code, 1, "{v}: {err}");
+    }
+    let (code, _, _) = run(&[
+        "analyze",
+        "--format",
+        "json",
+        "--fail-on",
+        "any",
+        "corpus/clean-node/",
+    ]);
+    assert_eq!(code, 0);
+    let (code, _, err) = run(&["analyze", "--format", "json", "--fail-on", "gpu", case]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("one of: any, hardware, thermal_power, gpu_memory"),
+        "{err}"
+    );
+    let (_, help, _) = run(&["analyze", "--help"]);
+    assert!(help.contains("any, hardware, thermal_power"), "{help}");
+}
+
+#[test]
+fn no_recognizable_input_exits_2_with_a_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let (code, out, err) = run(&["analyze", "--format", "json", empty.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(out.is_empty());
+    assert!(err.contains("no file to analyze"), "{err}");
+    // empty files and binaries only: the report is written, and exit 2
+    let junk = dir.path().join("junk");
+    std::fs::create_dir(&junk).unwrap();
+    std::fs::write(junk.join("empty.log"), "").unwrap();
+    std::fs::write(
+        junk.join("blob.bin"),
+        [0u8, 1, 2, 0, 0xff, 0, 7, 0].repeat(64),
+    )
+    .unwrap();
+    let (code, out, err) = run(&["analyze", "--format", "json", junk.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("no input gave a line faultline recognizes"),
+        "{err}"
+    );
+    assert!(serde_json::from_str::<serde_json::Value>(&out).is_ok());
+    // text that no reader knows: a warning, exit 0
+    let notes = dir.path().join("notes");
+    std::fs::create_dir(&notes).unwrap();
+    std::fs::write(notes.join("notes.txt"), "shopping list\nmilk\n").unwrap();
+    let (code, _, err) = run(&["analyze", "--format", "json", notes.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("warning: no input gave a line faultline recognizes"),
+        "{err}"
+    );
+}
+
+fn shards(dir: &std::path::Path) -> Vec<String> {
+    (0..3)
+        .map(|k| {
+            let out = dir.join(format!("shard-{k}.jsonl"));
+            let shard = format!("{k}/3");
+            let (code, _, err) = run(&[
+                "scan",
+                "--quiet",
+                "--format",
+                "jsonl",
+                "--shard",
+                &shard,
+                "-o",
+                out.to_str().unwrap(),
+                "corpus",
+            ]);
+            assert_eq!(code, 0, "{err}");
+            out.to_string_lossy().into_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn merge_fails_when_shards_are_missing_or_repeated_and_caps_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = shards(dir.path());
+    let merge = |extra: &[&str], files: &[&String]| {
+        let mut a = vec!["merge", "--format", "jsonl"];
+        a.extend_from_slice(extra);
+        a.extend(files.iter().map(|s| s.as_str()));
+        run(&a)
+    };
+    let all: Vec<&String> = files.iter().collect();
+    assert_eq!(merge(&[], &all).0, 0);
+    assert_eq!(merge(&["--expect", "3"], &all).0, 0);
+    // missing, by the recorded N and by --expect
+    let (code, out, err) = merge(&[], &all[..2]);
+    assert_eq!(code, 2, "{err}");
+    assert!(!out.is_empty());
+    assert!(
+        err.contains("incomplete: missing shard output(s): 2/3"),
+        "{err}"
+    );
+    let (code, _, err) = merge(&["--expect", "3"], &all[1..]);
+    assert_eq!(code, 2);
+    assert!(err.contains("missing shard output(s): 0/3"), "{err}");
+    let (code, _, err) = merge(&["--expect", "4"], &all);
+    assert_eq!(code, 2);
+    assert!(err.contains("--expect 4: shard outputs of a split into 3"), "{err}");
+    // repeated
+    let twice = vec![all[0], all[1], all[2], all[1]];
+    let (code, _, err) = merge(&[], &twice);
+    assert_eq!(code, 2);
+    assert!(err.contains("shard 1/3 given more than once"), "{err}");
+    // a file that is not JSON Lines: a few warnings and one count, not one per line
+    let junk = dir.path().join("junk.log");
+    std::fs::write(&junk, "not json\n".repeat(5000)).unwrap();
+    let junk = junk.to_string_lossy().into_owned();
+    let (_, _, err) = merge(&[], &[&junk, all[0], all[1], all[2]]);
+    assert!(err.lines().count() < 10, "{err}");
+    assert!(
+        err.contains("4997 more line(s) skipped as not JSON"),
+        "{err}"
+    );
+}
+
+#[test]
+fn timeline_json_carries_a_schema_and_refuses_report_formats() {
+    let case = "corpus/xid79-aer-dmesg/";
+    let (code, out, _) = run(&["timeline", "--format", "json", case]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["schema"], "faultline/timeline/v1");
+    assert!(v["events"].as_array().unwrap().len() >= 5);
+    let (code, out, _) = run(&["timeline", "--format", "jsonl", case]);
+    assert_eq!(code, 0);
+    for l in out.lines() {
+        let e: serde_json::Value = serde_json::from_str(l).unwrap();
+        assert_eq!(e["schema"], "faultline/timeline/v1");
+        assert!(e["kind"].is_string());
+    }
+    for f in ["markdown", "html"] {
+        let (code, out, err) = run(&["timeline", "--format", f, case]);
+        assert_eq!(code, 2);
+        assert!(out.is_empty());
+        assert!(err.contains("timeline does not write"), "{err}");
+    }
+    let (code, _, err) = run(&["analyze", "--format", "jsonl", case]);
+    assert_eq!(code, 2);
+    assert!(err.contains("analyze does not write jsonl"), "{err}");
+}

@@ -11,6 +11,8 @@ use std::process::ExitCode;
 enum FleetFormat {
     Text,
     Jsonl,
+    /// Prometheus/OpenMetrics text exposition (node_exporter textfile collector).
+    Openmetrics,
 }
 
 #[derive(Args)]
@@ -22,7 +24,7 @@ pub(super) struct ScanArgs {
     #[arg(long, value_enum)]
     format: Option<FleetFormat>,
     /// Write the output to FILE (atomically; a regular file, never an input; `-` is stdout). Its
-    /// extension (.jsonl/.json, .txt) sets the format unless --format is given.
+    /// extension (.jsonl/.json, .txt, .prom) sets the format unless --format is given.
     #[arg(short, long)]
     output: Option<String>,
     /// Take shard K of N (K from 0 to N-1), split by a stable hash of each bundle's path
@@ -80,12 +82,17 @@ pub(super) struct MergeArgs {
     #[arg(long, value_enum)]
     format: Option<FleetFormat>,
     /// Write the output to FILE (atomically; a regular file, never an input; `-` is stdout). Its
-    /// extension (.jsonl/.json, .txt) sets the format unless --format is given.
+    /// extension (.jsonl/.json, .txt, .prom) sets the format unless --format is given.
     #[arg(short, long)]
     output: Option<String>,
     /// No warnings on stderr.
     #[arg(long)]
     quiet: bool,
+    /// The number of shard outputs that must be merged (`scan --shard K/N` with this N): exit 2
+    /// when one is missing, repeated or of another split. Without it, the N recorded in the
+    /// shard outputs is checked the same way.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    expect: Option<u64>,
 }
 
 /// --format, else the extension of -o FILE (`.jsonl`, `.json`, `.ndjson`; `.txt`), else text on
@@ -94,6 +101,7 @@ fn fleet_format(f: Option<FleetFormat>, output: Option<&str>) -> FleetFormat {
     let by_extension = match extension(output).as_deref() {
         Some("jsonl" | "json" | "ndjson") => Some(FleetFormat::Jsonl),
         Some("txt" | "text") => Some(FleetFormat::Text),
+        Some("prom" | "om") => Some(FleetFormat::Openmetrics),
         _ => None,
     };
     f.or(by_extension).unwrap_or(
@@ -175,6 +183,9 @@ pub(super) fn run_scan(a: ScanArgs) -> ExitCode {
     let text = match fleet_format(a.format, a.output.as_deref()) {
         FleetFormat::Jsonl => result.to_jsonl(),
         FleetFormat::Text => fleet::text::render_summary(&result.summary, &result.lines),
+        FleetFormat::Openmetrics => {
+            fleet::openmetrics::render(&result.summary, &result.lines, Some(result.elapsed))
+        }
     };
     if let Err(e) = write_output(a.output.as_deref(), &text, &a.paths) {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
@@ -199,7 +210,7 @@ pub(super) fn run_scan(a: ScanArgs) -> ExitCode {
 
 pub(super) fn run_merge(a: MergeArgs) -> ExitCode {
     use faultline::fleet;
-    let m = fleet::merge(&a.files);
+    let m = fleet::merge(&a.files, a.expect);
     if !a.quiet {
         print_warnings("warning", &m.warnings);
     }
@@ -210,12 +221,20 @@ pub(super) fn run_merge(a: MergeArgs) -> ExitCode {
     let text = match fleet_format(a.format, a.output.as_deref()) {
         FleetFormat::Jsonl => fleet::scan::to_line(&m.summary),
         FleetFormat::Text => fleet::text::render_summary(&m.summary, &m.lines),
+        FleetFormat::Openmetrics => fleet::openmetrics::render(&m.summary, &m.lines, None),
     };
     if let Err(e) = write_output(a.output.as_deref(), &text, &a.files) {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
             eprintln!("faultline: cannot write the summary: {e}");
             return ExitCode::from(2);
         }
+    }
+    if !m.incomplete.is_empty() {
+        for why in &m.incomplete {
+            eprintln!("faultline: incomplete: {}", report::terminal_safe(why));
+        }
+        eprintln!("faultline: the merged summary does not cover the archive once");
+        return ExitCode::from(2);
     }
     ExitCode::SUCCESS
 }

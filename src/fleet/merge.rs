@@ -20,6 +20,9 @@ pub struct MergeResult {
     pub warnings: Vec<String>,
     /// Files that could be read and held at least one faultline line.
     pub files_read: usize,
+    /// Why the summary does not cover the archive once (missing, repeated or mixed shards,
+    /// fewer or more shard outputs than `--expect`): `merge` fails on these.
+    pub incomplete: Vec<String>,
 }
 
 impl MergeResult {
@@ -60,6 +63,9 @@ struct FileFleet {
     bundles: Option<u64>,
 }
 
+/// Skipped lines of one reason told per file; the rest are counted in one warning.
+const LINE_WARNINGS_PER_FILE: usize = 3;
+
 /// Parses one file; pushes its bundle lines and returns its fleet line, if any.
 fn parse_file(
     path: &str,
@@ -70,6 +76,15 @@ fn parse_file(
     let mut fleet = None;
     let mut own = 0usize;
     let mut recognized = 0usize;
+    // lines skipped per reason: the first few are told, the rest counted
+    let mut skipped: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut skip = |why: &'static str, text: String, warnings: &mut Vec<String>| {
+        let n = skipped.entry(why).or_default();
+        *n += 1;
+        if *n <= LINE_WARNINGS_PER_FILE {
+            warnings.push(text);
+        }
+    };
     for (i, raw) in text.lines().enumerate() {
         let raw = raw.trim();
         if raw.is_empty() {
@@ -79,7 +94,11 @@ fn parse_file(
         let v: serde_json::Value = match serde_json::from_str(raw) {
             Ok(v) => v,
             Err(e) => {
-                warnings.push(format!("{at}: not JSON ({e}); line skipped"));
+                skip(
+                    "not JSON",
+                    format!("{at}: not JSON ({e}); line skipped"),
+                    warnings,
+                );
                 continue;
             }
         };
@@ -102,10 +121,22 @@ fn parse_file(
                     bundles: v.get("bundles").and_then(|b| b.as_u64()),
                 });
             }
-            other => warnings.push(format!(
-                "{at}: not a faultline scan line (schema {}); skipped",
-                other.unwrap_or("missing")
-            )),
+            other => skip(
+                "not a faultline scan line",
+                format!(
+                    "{at}: not a faultline scan line (schema {}); skipped",
+                    other.unwrap_or("missing")
+                ),
+                warnings,
+            ),
+        }
+    }
+    for (why, n) in skipped {
+        if n > LINE_WARNINGS_PER_FILE {
+            warnings.push(format!(
+                "{path}: {} more line(s) skipped as {why} (only the first {LINE_WARNINGS_PER_FILE} are told)",
+                n - LINE_WARNINGS_PER_FILE
+            ));
         }
     }
     match &fleet {
@@ -122,8 +153,15 @@ fn parse_file(
     (recognized, fleet)
 }
 
-/// Checks that the shards seen cover `0..N` exactly once.
-fn check_shards(shards: &[(String, String)], warnings: &mut Vec<String>) {
+/// Checks that the shards seen cover `0..N` exactly once (N = `expect` when given); what is
+/// wrong goes to `incomplete`.
+fn check_shards(
+    shards: &[(String, String)],
+    expect: Option<u64>,
+    unsharded: &[String],
+    warnings: &mut Vec<String>,
+) -> Vec<String> {
+    let mut incomplete = Vec::new();
     let mut counts: BTreeMap<u64, BTreeMap<u64, Vec<&str>>> = BTreeMap::new();
     for (file, s) in shards {
         match s.parse::<super::shard::Shard>() {
@@ -136,9 +174,29 @@ fn check_shards(shards: &[(String, String)], warnings: &mut Vec<String>) {
             Err(e) => warnings.push(format!("{file}: shard `{s}`: {e}")),
         }
     }
-    if counts.len() > 1 {
+    if let Some(n) = expect {
+        counts.entry(n).or_default();
+        if !unsharded.is_empty() {
+            incomplete.push(format!(
+                "--expect {n}: not the output of a shard (no K/N on its fleet line): {}",
+                unsharded.join(", ")
+            ));
+        }
+        let other: Vec<String> = counts
+            .keys()
+            .filter(|k| **k != n)
+            .map(|k| k.to_string())
+            .collect();
+        if !other.is_empty() {
+            incomplete.push(format!(
+                "--expect {n}: shard outputs of a split into {} given",
+                other.join(", ")
+            ));
+        }
+    }
+    if counts.len() > 1 && expect.is_none() {
         let ns: Vec<String> = counts.keys().map(|n| n.to_string()).collect();
-        warnings.push(format!(
+        incomplete.push(format!(
             "shard outputs of different splits (N = {}): bundles may be missing or counted twice",
             ns.join(", ")
         ));
@@ -149,22 +207,25 @@ fn check_shards(shards: &[(String, String)], warnings: &mut Vec<String>) {
             .map(|k| format!("{k}/{n}"))
             .collect();
         if !missing.is_empty() {
-            warnings.push(format!("missing shard output(s): {}", missing.join(", ")));
+            incomplete.push(format!("missing shard output(s): {}", missing.join(", ")));
         }
         for (k, files) in seen.iter().filter(|(_, f)| f.len() > 1) {
-            warnings.push(format!(
+            incomplete.push(format!(
                 "shard {k}/{n} given more than once: {}",
                 files.join(", ")
             ));
         }
     }
+    incomplete
 }
 
-/// Reads and folds the given result files.
-pub fn merge(paths: &[String]) -> MergeResult {
+/// Reads and folds the given result files; `expect` is the number of shard outputs that must
+/// be there (`--expect N`), each with its own `K/N`.
+pub fn merge(paths: &[String], expect: Option<u64>) -> MergeResult {
     let mut lines = Vec::new();
     let mut warnings = Vec::new();
     let mut shards = Vec::new();
+    let mut unsharded = Vec::new();
     let mut files_read = 0;
     for p in paths {
         match read_text(p) {
@@ -175,14 +236,16 @@ pub fn merge(paths: &[String]) -> MergeResult {
                 } else {
                     warnings.push(format!("{p}: no faultline scan line in it"));
                 }
-                if let Some(s) = fleet.and_then(|f| f.shard) {
-                    shards.push((p.clone(), s));
+                match fleet.and_then(|f| f.shard) {
+                    Some(s) => shards.push((p.clone(), s)),
+                    None if recognized > 0 => unsharded.push(p.clone()),
+                    None => {}
                 }
             }
             Err(e) => warnings.push(e),
         }
     }
-    check_shards(&shards, &mut warnings);
+    let incomplete = check_shards(&shards, expect, &unsharded, &mut warnings);
     let summary = summary::fold(&lines);
     if summary.duplicates > 0 {
         warnings.push(format!(
@@ -195,5 +258,6 @@ pub fn merge(paths: &[String]) -> MergeResult {
         summary,
         warnings,
         files_read,
+        incomplete,
     }
 }

@@ -10,6 +10,7 @@
 pub mod bundle;
 pub mod discovery;
 pub mod merge;
+pub mod openmetrics;
 pub mod progress;
 pub mod scan;
 pub mod shard;
