@@ -367,7 +367,10 @@ fn merge_fails_when_shards_are_missing_or_repeated_and_caps_warnings() {
     assert!(err.contains("missing shard output(s): 0/3"), "{err}");
     let (code, _, err) = merge(&["--expect", "4"], &all);
     assert_eq!(code, 2);
-    assert!(err.contains("--expect 4: shard outputs of a split into 3"), "{err}");
+    assert!(
+        err.contains("--expect 4: shard outputs of a split into 3"),
+        "{err}"
+    );
     // repeated
     let twice = vec![all[0], all[1], all[2], all[1]];
     let (code, _, err) = merge(&[], &twice);
@@ -409,4 +412,62 @@ fn timeline_json_carries_a_schema_and_refuses_report_formats() {
     let (code, _, err) = run(&["analyze", "--format", "jsonl", case]);
     assert_eq!(code, 2);
     assert!(err.contains("analyze does not write jsonl"), "{err}");
+}
+
+#[test]
+fn color_follows_the_flag_the_terminal_and_no_color() {
+    let case = "corpus/xid79-aer-dmesg/";
+    let esc = |args: &[&str], no_color: bool| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_faultline"));
+        c.args(args).current_dir(root());
+        if no_color {
+            c.env("NO_COLOR", "1");
+        } else {
+            c.env_remove("NO_COLOR");
+        }
+        let out = c.output().unwrap();
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            out.stderr,
+        )
+    };
+    let (always, err) = esc(
+        &["analyze", "--format", "text", "--color", "always", case],
+        false,
+    );
+    assert!(
+        always.starts_with("faultline ")
+            && always
+                .lines()
+                .next()
+                .unwrap()
+                .contains("verdict: \x1b[1;31mHARDWARE\x1b[0m"),
+        "{always}"
+    );
+    // the Xid 79 row is critical: bold red
+    assert!(
+        always
+            .lines()
+            .any(|l| l.starts_with("\x1b[1;31m  e") && l.contains("xid 79")),
+        "{always}"
+    );
+    // no progress drawn when stderr is not a terminal
+    assert!(err.is_empty(), "{}", String::from_utf8_lossy(&err));
+    for (args, no_color) in [
+        (vec!["analyze", "--format", "text", case], false),
+        (
+            vec!["analyze", "--format", "text", "--color", "never", case],
+            false,
+        ),
+        (vec!["timeline", "--format", "text", case], true),
+    ] {
+        let (out, _) = esc(&args, no_color);
+        assert!(!out.contains('\x1b'), "{args:?}");
+    }
+    // JSON is never coloured
+    let (json, _) = esc(
+        &["analyze", "--format", "json", "--color", "always", case],
+        false,
+    );
+    assert!(!json.contains('\x1b'));
 }

@@ -46,6 +46,10 @@ pub(super) struct AnalyzeArgs {
     /// No progress or notes on stderr.
     #[arg(long)]
     quiet: bool,
+    /// Colour the text report (verdict, layers, event rows by severity): `auto` on a terminal
+    /// unless NO_COLOR is set.
+    #[arg(long, value_enum, default_value = "auto")]
+    color: super::color::ColorWhen,
     /// Extra recognizers, rules or catalog entries (TOML); may be repeated.
     #[arg(long = "rules")]
     rules: Vec<String>,
@@ -130,7 +134,18 @@ fn analyze(a: AnalyzeArgs, timeline_only: bool) -> Result<ExitCode, ExitCode> {
         parallel_chunks: true,
         filter,
     };
+    let spinner = (!a.quiet && std::io::stderr().is_terminal()).then(|| {
+        super::progress::Spinner::start(
+            if timeline_only {
+                "timeline"
+            } else {
+                "analyzing"
+            },
+            &a.paths,
+        )
+    });
     let mut analysis = faultline::analyze(&opts, &knowledge);
+    drop(spinner);
     if !a.quiet {
         print_warnings("warning", &analysis.warnings);
     }
@@ -153,7 +168,11 @@ fn analyze(a: AnalyzeArgs, timeline_only: bool) -> Result<ExitCode, ExitCode> {
         report::redact::Redactor::new(&report::known_hosts(&analysis), a.redact_serials)
             .with_serials(&report::known_serials(&analysis))
     });
-    let text = render(format, timeline_only, &rep, &knowledge, redactor.as_ref());
+    let mut text = render(format, timeline_only, &rep, &knowledge, redactor.as_ref());
+    let to_stdout = output_path(a.output.as_deref()).is_none();
+    if format == OutFormat::Text && a.color.enabled(to_stdout) {
+        text = super::color::paint(&text, &rep);
+    }
     if let Err(e) = write_output(a.output.as_deref(), &text, &a.paths) {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
             return Err(usage_error(&format!("cannot write the report: {e}")));

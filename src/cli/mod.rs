@@ -1,12 +1,14 @@
 //! The `faultline` command line: a thin layer over the library, one module per subcommand.
 
 mod analyze;
+mod color;
 mod common;
 mod explain;
 mod filters;
 mod fleet;
 mod man;
 mod output;
+mod progress;
 
 use clap::{Parser, Subcommand};
 use output::print_stdout;
