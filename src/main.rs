@@ -107,6 +107,10 @@ struct AnalyzeArgs {
     /// occurrences are counted, not kept, so counts stay exact.
     #[arg(long, default_value_t = faultline::scan::DEFAULT_EVENTS_PER_KIND, value_parser = clap::value_parser!(u64).range(1..))]
     max_events_per_kind: u64,
+    /// Skip files and archive members whose path or name matches GLOB (`*`, `?`, `[..]`); may
+    /// be repeated.
+    #[arg(long = "exclude", value_name = "GLOB")]
+    exclude: Vec<String>,
 }
 
 fn parse_tz(s: &str) -> Option<i32> {
@@ -344,6 +348,7 @@ fn run_analyze(a: AnalyzeArgs, timeline_only: bool) -> ExitCode {
             max_events_per_kind: a.max_events_per_kind,
         },
         parallel_chunks: true,
+        exclude: a.exclude.clone(),
     };
     let mut analysis = faultline::analyze(&opts, &knowledge);
     if !a.quiet {
@@ -352,6 +357,18 @@ fn run_analyze(a: AnalyzeArgs, timeline_only: bool) -> ExitCode {
         }
     }
     if analysis.nothing_read() {
+        // say why, even when there is only one input (a lone zip, an unreadable file)
+        if !a.quiet {
+            for i in &analysis.inputs {
+                for w in &i.warnings {
+                    eprintln!(
+                        "faultline: {}: {}",
+                        report::terminal_safe(&i.path),
+                        report::terminal_safe(w)
+                    );
+                }
+            }
+        }
         eprintln!("faultline: no input could be read");
         return ExitCode::from(2);
     }

@@ -211,19 +211,31 @@ pub fn process(
     if let Some(mut stream) = input.stream.take() {
         let head = &input.bytes[..input.bytes.len().min(64 * 1024)];
         let format = formats::detect(head);
-        if matches!(
-            format,
-            Format::BugReport | Format::NvidiaSmi | Format::Dcgmi | Format::JournalJson
-        ) {
-            // block formats are read whole (within the caps)
+        let utf16 = head.starts_with(&[0xff, 0xfe]) || head.starts_with(&[0xfe, 0xff]);
+        if utf16
+            || matches!(
+                format,
+                Format::BugReport | Format::NvidiaSmi | Format::Dcgmi | Format::JournalJson
+            )
+        {
+            // block formats (and UTF-16 text) are read whole, up to the memory held per input
             let mut all =
                 std::mem::replace(&mut input.bytes, crate::input::Bytes::Owned(Vec::new()))
                     .to_vec();
-            stream.fill(&mut all, usize::MAX);
-            warnings.append(&mut stream.warnings);
+            let room = (crate::input::MAX_HELD_BYTES as usize).saturating_sub(all.len());
+            stream.fill(&mut all, room);
+            if stream.is_done() {
+                warnings.append(&mut stream.warnings);
+                input.bytes = crate::input::Bytes::Owned(all);
+                input.warnings = warnings;
+                return process(index, input, set, catalog, parallel, cap);
+            }
+            warnings.push(format!(
+                "{} input larger than {} bytes held in memory: scanned line by line, not parsed as a block",
+                format.as_str(),
+                crate::input::MAX_HELD_BYTES
+            ));
             input.bytes = crate::input::Bytes::Owned(all);
-            input.warnings = warnings;
-            return process(index, input, set, catalog, parallel, cap);
         }
         return process_stream(
             index, input, stream, format, warnings, set, catalog, parallel, cap,

@@ -90,6 +90,7 @@ pub fn analyze_bundle(b: &Bundle, opts: &ScanOptions, k: &Knowledge) -> BundleLi
         time: opts.time.clone(),
         limits: opts.limits,
         parallel_chunks: true,
+        exclude: Vec::new(),
     };
     let run = std::panic::catch_unwind(AssertUnwindSafe(|| {
         let a = crate::analyze(&o, k);
