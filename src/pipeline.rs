@@ -365,6 +365,7 @@ pub fn process(
             scan::MAX_RECORD_BYTES
         ));
     }
+    lost_anchor_warning(&out, &mut warnings);
     if format == Format::Unknown && !out.events.is_empty() {
         // a file of other text that still carries job or kernel lines
         let job = out.events.iter().any(|e| {
@@ -474,6 +475,7 @@ fn process_stream(
             scan::MAX_RECORD_BYTES
         ));
     }
+    lost_anchor_warning(&out, &mut warnings);
     let mut events = classify(index, out.events, catalog);
     events.sort_by_key(|e| e.line);
     cap_events(&mut events, cap, &mut warnings);
@@ -522,6 +524,17 @@ fn continue_line(part: &mut ScanOutput, bytes: &[u8]) {
     }
     if formats::quick_shape(first).is_some() {
         part.recognized = part.recognized.saturating_sub(1);
+    }
+}
+
+/// Says how many anchors in long lines recognizers could not read (their events may be lost).
+fn lost_anchor_warning(out: &ScanOutput, warnings: &mut Vec<String>) {
+    if out.lost_anchors > 0 {
+        warnings.push(format!(
+            "{} anchor(s) inside line(s) longer than {} bytes lay past the parts recognizers read (the line's head and the window around its last anchor): their events, if any, are lost",
+            out.lost_anchors,
+            scan::MAX_RECORD_BYTES
+        ));
     }
 }
 

@@ -58,6 +58,9 @@ pub struct ScanOutput {
     pub boot_lines: Vec<u64>,
     /// Lines longer than [`MAX_RECORD_BYTES`].
     pub long_lines: u64,
+    /// Anchors in long lines that recognizers did not read (neither in the head nor in the
+    /// window around the line's last anchor).
+    pub lost_anchors: u64,
     /// Count of lines per prefix shape (for format detection and reporting).
     pub shapes: [u64; crate::formats::SHAPES],
     /// Progress samples met while scanning, kept or not.
@@ -219,6 +222,7 @@ impl ScanOutput {
         self.lines += p.lines;
         self.recognized += p.recognized;
         self.long_lines += p.long_lines;
+        self.lost_anchors += p.lost_anchors;
         for (a, b) in self.shapes.iter_mut().zip(p.shapes) {
             *a += b;
         }
@@ -309,7 +313,7 @@ pub fn scan_chunk(
     // Pass 1: the prefilter finds the candidate positions (few) in the whole region.
     let hits: Vec<usize> = set.prefilter.starts(region);
     let mut next_hit = 0usize;
-    let mut candidates: Vec<(usize, usize, u64)> = Vec::new();
+    let mut candidates: Vec<(usize, usize, u64, usize, usize)> = Vec::new();
     // Pass 2: count lines and recognized prefixes without allocating; number the candidate lines.
     let mut line_no = 0u64;
     let mut ls = 0usize;
@@ -319,10 +323,11 @@ pub fn scan_chunk(
         let line = trim_cr(&region[ls..le]);
         line_no += 1;
         if hits.get(next_hit).is_some_and(|&h| h <= le) {
-            candidates.push((start + ls, start + le, line_no));
+            let first = next_hit;
             while hits.get(next_hit).is_some_and(|&h| h <= le) {
                 next_hit += 1;
             }
+            candidates.push((start + ls, start + le, line_no, first, next_hit));
         }
         if line.len() > MAX_RECORD_BYTES {
             out.long_lines += 1;
@@ -349,12 +354,13 @@ pub fn scan_chunk(
     let mut event_lines = 0u64;
     let mut record_end = 0usize;
     let mut next_cap = cap.saturating_mul(2).max(4096);
-    for (ls, le, no) in candidates {
+    for (ls, le, no, h0, h1) in candidates {
         // a hit inside the continuation lines of the record just read belongs to that record
         if ls < record_end {
             continue;
         }
-        let (gave, end) = candidate(buf, (ls, le, no), set, &mut out, fw);
+        let far = long_line_window(buf, (ls, le), &hits[h0..h1], start, &mut out);
+        let (gave, end) = candidate(buf, (ls, le, no), far, set, &mut out, fw);
         event_lines += gave as u64;
         record_end = end;
         let held = (out.events.len() + out.attachments.len()) as u64;
@@ -373,16 +379,62 @@ pub fn scan_chunk(
     out
 }
 
+/// The head of a line over [`MAX_RECORD_BYTES`] that recognizers read (its prefix and first
+/// words); with the window around its last anchor it fits the record cap.
+const LONG_HEAD: usize = 28 * 1024;
+/// Bytes of a long line kept before and after its last anchor.
+const LONG_AROUND: (usize, usize) = (8 * 1024, 27 * 1024);
+
+/// For a line over [`MAX_RECORD_BYTES`]: the window (offsets in the line) around its last anchor
+/// past [`LONG_HEAD`], which recognizers read after the head, so an anchor at the end of a huge
+/// line still raises its event without the line being copied. Anchors in neither part are
+/// counted in `out.lost_anchors`. `hits` are the line's anchor positions, relative to `start`.
+fn long_line_window(
+    buf: &[u8],
+    (ls, le): (usize, usize),
+    hits: &[usize],
+    start: usize,
+    out: &mut ScanOutput,
+) -> Option<(usize, usize)> {
+    let len = trim_cr(&buf[ls..le]).len();
+    if len <= MAX_RECORD_BYTES {
+        return None;
+    }
+    let rel = |h: &usize| (start + h).saturating_sub(ls);
+    let last = hits.last().map(rel).filter(|&h| h >= LONG_HEAD)?;
+    let w = (
+        last.saturating_sub(LONG_AROUND.0).max(LONG_HEAD),
+        (last + LONG_AROUND.1).min(len),
+    );
+    out.lost_anchors += hits
+        .iter()
+        .map(rel)
+        .filter(|&h| h >= LONG_HEAD && !(w.0..w.1).contains(&h))
+        .count() as u64;
+    Some(w)
+}
+
 /// Runs recognizers on one candidate line; returns whether the line had no known prefix but gave
-/// an event, and where the record (with its continuation lines) ends.
+/// an event, and where the record (with its continuation lines) ends. A line over
+/// [`MAX_RECORD_BYTES`] is read as its head and, when `far` is given, the window around its last
+/// anchor ([`long_line_window`]); never copied whole.
 fn candidate(
     buf: &[u8],
     (ls, le, line_no): (usize, usize, u64),
+    far: Option<(usize, usize)>,
     set: &RecognizerSet,
     out: &mut ScanOutput,
     fw: &FileWrappers,
 ) -> (bool, usize) {
-    let line = trim_cr(&buf[ls..le]);
+    let whole = trim_cr(&buf[ls..le]);
+    let view: Vec<u8>;
+    let line = match far {
+        Some((ws, we)) => {
+            view = [&whole[..LONG_HEAD], b" ... ", &whole[ws..we]].concat();
+            &view[..]
+        }
+        None => &whole[..whole.len().min(MAX_RECORD_BYTES)],
+    };
     // a hard wrap continues a wrapped line as wide as a terminal (or the wrap before it)
     let learned = fw.learned.as_deref();
     let wraps = |prev: &[u8], prev_wrapped: bool, l: &[u8]| {
