@@ -21,6 +21,18 @@ pub const MAX_MESSAGE_BYTES: usize = 4096;
 /// Chunk size for parallel scanning of one buffer.
 pub const CHUNK_BYTES: usize = 8 << 20;
 
+/// The chunk size in use: [`CHUNK_BYTES`], or `FAULTLINE_CHUNK_BYTES` from the environment
+/// (at least 256; for the tests that compare chunked and serial scanning on small inputs).
+pub fn chunk_bytes() -> usize {
+    static CHUNK: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CHUNK.get_or_init(|| {
+        std::env::var("FAULTLINE_CHUNK_BYTES")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .map_or(CHUNK_BYTES, |n| n.max(256))
+    })
+}
+
 /// A draft located in its input, with its time fields and verbatim text.
 #[derive(Clone, Debug)]
 pub struct Located {
@@ -123,6 +135,14 @@ fn next_line(buf: &[u8], end: usize) -> Option<(usize, usize)> {
     Some((s, e))
 }
 
+/// Whether `line` continues `prev` as [`candidate`] walks a record: a kernel continuation, or a
+/// terminal's hard wrap of a wrapped line.
+fn continues(prev: &[u8], line: &[u8], fw: &FileWrappers) -> bool {
+    let prev_wrapped = fw.mostly_wrapped && parse_head_with(prev, fw.learned.as_deref()).wrapped;
+    is_continuation(line)
+        || (prev_wrapped && prev.len() >= MIN_WRAPPED_WIDTH && is_hard_wrap(line, fw))
+}
+
 /// A continuation line of a multi-line kernel record: indented and without a prefix of its own.
 fn is_continuation(line: &[u8]) -> bool {
     line.len() > 8
@@ -153,16 +173,17 @@ fn is_hard_wrap(line: &[u8], fw: &FileWrappers) -> bool {
 /// thinned (see [`ScanOutput::thin_progress`]).
 pub fn scan_buffer(buf: &[u8], set: &RecognizerSet, parallel: bool, cap: u64) -> ScanOutput {
     let fw = FileWrappers::learn(buf, |t| set.prefilter.find(t).is_some());
-    if !parallel || buf.len() <= CHUNK_BYTES * 2 {
+    let chunk = chunk_bytes();
+    if !parallel || buf.len() <= chunk * 2 {
         return scan_chunk(buf, (0, buf.len()), set, cap, &fw);
     }
     let mut bounds = vec![0usize];
-    let mut pos = CHUNK_BYTES;
+    let mut pos = chunk;
     while pos < buf.len() {
         match memchr::memchr(b'\n', &buf[pos..]) {
             Some(p) => {
                 bounds.push(pos + p + 1);
-                pos = pos + p + 1 + CHUNK_BYTES;
+                pos = pos + p + 1 + chunk;
             }
             None => break,
         }
@@ -360,7 +381,7 @@ pub fn scan_chunk(
             continue;
         }
         let far = long_line_window(buf, (ls, le), &hits[h0..h1], start, &mut out);
-        let (gave, end) = candidate(buf, (ls, le, no), far, set, &mut out, fw);
+        let (gave, end) = candidate(buf, (ls, le, no), far, (start, end), set, &mut out, fw);
         event_lines += gave as u64;
         record_end = end;
         let held = (out.events.len() + out.attachments.len()) as u64;
@@ -370,6 +391,29 @@ pub fn scan_chunk(
             let after = (out.events.len() + out.attachments.len()) as u64;
             next_cap = after.saturating_mul(2).max(next_cap);
         }
+    }
+    // a record whose head is in this chunk is this chunk's, even where its continuation lines
+    // (the ones with the anchor) lie past its end: the next chunk leaves it alone
+    let mut prev = prev_line(buf, end).unwrap_or((start, start));
+    let mut at = end.saturating_sub(1);
+    for k in 1..=8u64 {
+        let Some((ns, ne)) = next_line(buf, at).filter(|_| end < buf.len()) else {
+            break;
+        };
+        let (pl, nl) = (trim_cr(&buf[prev.0..prev.1]), trim_cr(&buf[ns..ne]));
+        if !continues(pl, nl, fw) {
+            break;
+        }
+        let hits = set.prefilter.starts(&buf[ns..ne]);
+        if !hits.is_empty() && ns >= record_end {
+            let far = long_line_window(buf, (ns, ne), &hits, ns, &mut out);
+            let no = out.lines + k;
+            let (gave, e) = candidate(buf, (ns, ne, no), far, (start, end), set, &mut out, fw);
+            event_lines += gave as u64;
+            record_end = e;
+        }
+        prev = (ns, ne);
+        at = ne;
     }
     crate::events::nvrm::collapse_bursts(&mut out.events, set.nvrm_recognizers());
     out.cap(cap);
@@ -422,6 +466,7 @@ fn candidate(
     buf: &[u8],
     (ls, le, line_no): (usize, usize, u64),
     far: Option<(usize, usize)>,
+    own: (usize, usize),
     set: &RecognizerSet,
     out: &mut ScanOutput,
     fw: &FileWrappers,
@@ -458,6 +503,10 @@ fn candidate(
         head_start = ps;
         head_line_no -= 1;
         s = ps;
+    }
+    if head_start < own.0 || head_start >= own.1 {
+        // the record's head is in another chunk: that chunk reads it (see `scan_chunk`)
+        return (false, le);
     }
     let mut e = le;
     let mut last_wrapped = is_wrapped(parts[parts.len() - 1]);
