@@ -403,13 +403,7 @@ fn a_file_that_shrinks_while_being_read_is_analyzed_up_to_where_it_ends() {
         let src = Shrinking {
             data: std::io::Cursor::new(text.clone().into_bytes()),
         };
-        let inputs = open_reader(
-            &found,
-            Box::new(src),
-            len,
-            None,
-            &Limits::default(),
-        );
+        let inputs = open_reader(&found, Box::new(src), len, None, &Limits::default());
         let r = report_of(inputs);
         let w = warnings_of(&r, "kern.log");
         assert!(

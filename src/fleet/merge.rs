@@ -60,7 +60,10 @@ fn decode_capped(path: &str, raw: Vec<u8>, gzip: bool) -> Result<Vec<u8>, String
     if why.is_empty() {
         Ok(out)
     } else {
-        Err(format!("{path}: corrupt {what} or past the caps: {}", why.join("; ")))
+        Err(format!(
+            "{path}: corrupt {what} or past the caps: {}",
+            why.join("; ")
+        ))
     }
 }
 

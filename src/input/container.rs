@@ -401,10 +401,12 @@ pub fn own_report(head: &[u8]) -> Option<&'static str> {
     let first = &h[..memchr::memchr(b'\n', h).unwrap_or(h.len())];
     if h.starts_with(b"{") {
         let near = &h[..h.len().min(200)];
-        let tagged = has(near, b"\"schema\": \"faultline/") || has(near, b"\"schema\":\"faultline/");
+        let tagged =
+            has(near, b"\"schema\": \"faultline/") || has(near, b"\"schema\":\"faultline/");
         return tagged.then_some("JSON");
     }
-    if h.starts_with(b"<!DOCTYPE html>") && has(h, b"<meta name=\"generator\" content=\"faultline") {
+    if h.starts_with(b"<!DOCTYPE html>") && has(h, b"<meta name=\"generator\" content=\"faultline")
+    {
         return Some("HTML");
     }
     if h.starts_with(b"# GPU incident report") {

@@ -334,7 +334,10 @@ where
             ..ctx.clone()
         };
         let slots: Vec<usize> = over.iter().map(|o| o.0).collect();
-        for (i, r) in slots.iter().zip(run_slots(&found, &fixed, 1, &process, Some(&slots))) {
+        for (i, r) in slots
+            .iter()
+            .zip(run_slots(&found, &fixed, 1, &process, Some(&slots)))
+        {
             results[*i] = r;
         }
     }
@@ -382,9 +385,11 @@ where
 
 /// File names that say compressed: an empty one is worth a warning.
 fn compressed_name(name: &str) -> bool {
-    [".gz", ".tgz", ".zst", ".tzst", ".xz", ".bz2", ".lz4", ".zip", ".tar"]
-        .iter()
-        .any(|e| name.ends_with(e))
+    [
+        ".gz", ".tgz", ".zst", ".tzst", ".xz", ".bz2", ".lz4", ".zip", ".tar",
+    ]
+    .iter()
+    .any(|e| name.ends_with(e))
 }
 
 /// Opens one discovered file: plain text of at least [`MAP_THRESHOLD`] bytes is memory-mapped
@@ -459,8 +464,7 @@ pub fn open_reader(
     limits: &Limits,
 ) -> Vec<Input> {
     let mut out = Vec::new();
-    let mut src =
-        container::Source::top(found.display.clone(), found.host.clone(), len, mtime);
+    let mut src = container::Source::top(found.display.clone(), found.host.clone(), len, mtime);
     src.expected = Some(len);
     let ctx = container::Ctx::alone(limits);
     container::expand_reader(src, reader, &ctx, &mut |i| i, &mut out);
