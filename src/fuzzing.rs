@@ -13,7 +13,6 @@ use crate::formats::{
 };
 use crate::input::{container, Bytes, Input, Limits};
 use crate::{Knowledge, Options};
-use std::sync::atomic::AtomicU64;
 use std::sync::OnceLock;
 
 /// The names of the harnesses, which are also the names of the fuzz targets and of their corpus
@@ -84,6 +83,7 @@ fn fuzz_options() -> Options {
         limits: fuzz_limits(),
         parallel_chunks: false,
         filter: Default::default(),
+        exclude: Vec::new(),
     }
 }
 
@@ -108,21 +108,7 @@ fn check_prefix(line: &[u8], p: Option<Prefix<'_>>) {
 /// Opens `data` as one file's bytes: containers are decoded (within [`fuzz_limits`]) into
 /// inputs, as [`crate::input::open`] does for a file on disk.
 fn open_bytes(data: &[u8], limits: &Limits) -> Vec<Input> {
-    let mut out = Vec::new();
-    let budget = AtomicU64::new(0);
-    container::expand(
-        "fuzz".to_string(),
-        None,
-        Bytes::Owned(data.to_vec()),
-        data.len() as u64,
-        None,
-        Vec::new(),
-        limits,
-        0,
-        &budget,
-        &mut out,
-    );
-    out
+    container::expand_bytes("fuzz", data.to_vec(), limits)
 }
 
 /// Content sniffing, container detection and gzip/zstd/tar decoding: [`container::sniff`] and

@@ -31,7 +31,6 @@ use input::Limits;
 use pipeline::InputResult;
 use rayon::prelude::*;
 use rules::RuleSet;
-use std::sync::atomic::AtomicU64;
 use timeline::{Event, TimeOptions};
 
 /// Everything that shapes one analysis.
@@ -49,6 +48,8 @@ pub struct Options {
     pub parallel_chunks: bool,
     /// Time window and event filters, applied before incidents are formed.
     pub filter: timeline::filter::EventFilter,
+    /// Glob patterns (`--exclude`) of files and archive members to skip.
+    pub exclude: Vec<String>,
 }
 
 /// The knowledge an analysis runs with.
@@ -161,16 +162,30 @@ impl Analysis {
     }
 }
 
-/// Runs the whole pipeline on the paths of `opts`.
+/// Runs the whole pipeline on the paths of `opts`: every input is opened and scanned while it
+/// is read (members of archives and compressed files as streams, decoded in threads of their
+/// own), within the caps and the global budget of `opts.limits`, applied in input order.
 pub fn analyze(opts: &Options, k: &Knowledge) -> Analysis {
     let (found, warnings) = input::discover(&opts.paths);
-    let budget = AtomicU64::new(0);
-    let opened: Vec<Vec<input::Input>> = found
-        .par_iter()
-        .map(|f| input::open(f, &opts.limits, &budget))
-        .collect();
-    let flat: Vec<input::Input> = opened.into_iter().flatten().collect();
-    analyze_inputs(flat, warnings, opts, k)
+    let parallel = opts.parallel_chunks;
+    let workers = rayon::current_num_threads();
+    let mut inputs = input::run(&found, &opts.limits, &opts.exclude, workers, |inp| {
+        pipeline::process(
+            0,
+            inp,
+            &k.recognizers,
+            &k.catalog,
+            parallel,
+            opts.limits.max_events_per_kind,
+        )
+    });
+    for (i, r) in inputs.iter_mut().enumerate() {
+        r.index = i;
+        for e in r.events.iter_mut().chain(r.attachments.iter_mut()) {
+            e.input = i;
+        }
+    }
+    finish(inputs, warnings, opts, k)
 }
 
 /// Runs the pipeline from the opened inputs on (format detection, scanning, timeline, job,
@@ -183,7 +198,7 @@ pub fn analyze_inputs(
     k: &Knowledge,
 ) -> Analysis {
     let parallel = opts.parallel_chunks;
-    let mut inputs: Vec<InputResult> = flat
+    let inputs: Vec<InputResult> = flat
         .into_par_iter()
         .enumerate()
         .map(|(i, inp)| {
@@ -197,6 +212,16 @@ pub fn analyze_inputs(
             )
         })
         .collect();
+    finish(inputs, warnings, opts, k)
+}
+
+/// The part of the analysis after every input was scanned: timeline, job, incidents.
+fn finish(
+    mut inputs: Vec<InputResult>,
+    warnings: Vec<String>,
+    opts: &Options,
+    k: &Knowledge,
+) -> Analysis {
     let kernel_inputs = inputs.iter().any(|r| {
         matches!(
             r.format,

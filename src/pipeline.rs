@@ -211,19 +211,31 @@ pub fn process(
     if let Some(mut stream) = input.stream.take() {
         let head = &input.bytes[..input.bytes.len().min(64 * 1024)];
         let format = formats::detect(head);
-        if matches!(
-            format,
-            Format::BugReport | Format::NvidiaSmi | Format::Dcgmi | Format::JournalJson
-        ) {
-            // block formats are read whole (within the caps)
+        let utf16 = head.starts_with(&[0xff, 0xfe]) || head.starts_with(&[0xfe, 0xff]);
+        if utf16
+            || matches!(
+                format,
+                Format::BugReport | Format::NvidiaSmi | Format::Dcgmi | Format::JournalJson
+            )
+        {
+            // block formats (and UTF-16 text) are read whole, up to the memory held per input
             let mut all =
                 std::mem::replace(&mut input.bytes, crate::input::Bytes::Owned(Vec::new()))
                     .to_vec();
-            stream.fill(&mut all, usize::MAX);
-            warnings.append(&mut stream.warnings);
+            let room = (crate::input::MAX_HELD_BYTES as usize).saturating_sub(all.len());
+            stream.fill(&mut all, room);
+            if stream.is_done() {
+                warnings.append(&mut stream.warnings);
+                input.bytes = crate::input::Bytes::Owned(all);
+                input.warnings = warnings;
+                return process(index, input, set, catalog, parallel, cap);
+            }
+            warnings.push(format!(
+                "{} input larger than {} bytes held in memory: scanned line by line, not parsed as a block",
+                format.as_str(),
+                crate::input::MAX_HELD_BYTES
+            ));
             input.bytes = crate::input::Bytes::Owned(all);
-            input.warnings = warnings;
-            return process(index, input, set, catalog, parallel, cap);
         }
         return process_stream(
             index, input, stream, format, warnings, set, catalog, parallel, cap,
@@ -353,6 +365,7 @@ pub fn process(
             scan::MAX_RECORD_BYTES
         ));
     }
+    lost_anchor_warning(&out, &mut warnings);
     if format == Format::Unknown && !out.events.is_empty() {
         // a file of other text that still carries job or kernel lines
         let job = out.events.iter().any(|e| {
@@ -462,6 +475,7 @@ fn process_stream(
             scan::MAX_RECORD_BYTES
         ));
     }
+    lost_anchor_warning(&out, &mut warnings);
     let mut events = classify(index, out.events, catalog);
     events.sort_by_key(|e| e.line);
     cap_events(&mut events, cap, &mut warnings);
@@ -510,6 +524,17 @@ fn continue_line(part: &mut ScanOutput, bytes: &[u8]) {
     }
     if formats::quick_shape(first).is_some() {
         part.recognized = part.recognized.saturating_sub(1);
+    }
+}
+
+/// Says how many anchors in long lines recognizers could not read (their events may be lost).
+fn lost_anchor_warning(out: &ScanOutput, warnings: &mut Vec<String>) {
+    if out.lost_anchors > 0 {
+        warnings.push(format!(
+            "{} anchor(s) inside line(s) longer than {} bytes lay past the parts recognizers read (the line's head and the window around its last anchor): their events, if any, are lost",
+            out.lost_anchors,
+            scan::MAX_RECORD_BYTES
+        ));
     }
 }
 

@@ -398,20 +398,12 @@ fn a_file_that_shrinks_while_being_read_is_analyzed_up_to_where_it_ends() {
         display: "kern.log".into(),
         host: None,
     };
-    let budget = std::sync::atomic::AtomicU64::new(0);
     for len in [claimed, 64 << 20] {
         // small (read whole) and large (streamed in blocks) files take different paths
         let src = Shrinking {
             data: std::io::Cursor::new(text.clone().into_bytes()),
         };
-        let inputs = open_reader(
-            &found,
-            Box::new(src),
-            len,
-            None,
-            &Limits::default(),
-            &budget,
-        );
+        let inputs = open_reader(&found, Box::new(src), len, None, &Limits::default());
         let r = report_of(inputs);
         let w = warnings_of(&r, "kern.log");
         assert!(
@@ -450,8 +442,7 @@ fn a_mapped_file_truncated_under_the_scan_is_a_warning_not_a_crash() {
         display: "kern.log".into(),
         host: None,
     };
-    let budget = std::sync::atomic::AtomicU64::new(0);
-    let inputs = open(&found, &Limits::default(), &budget);
+    let inputs = open(&found, &Limits::default());
     assert_eq!(inputs.len(), 1);
     assert!(
         matches!(inputs[0].bytes, Bytes::Mapped(_)),

@@ -80,6 +80,10 @@ pub(super) struct AnalyzeArgs {
     /// occurrences are counted, not kept, so counts stay exact.
     #[arg(long, default_value_t = faultline::scan::DEFAULT_EVENTS_PER_KIND, value_parser = clap::value_parser!(u64).range(1..))]
     max_events_per_kind: u64,
+    /// Skip files and archive members whose path or name matches GLOB (`*`, `?`, `[..]`); may
+    /// be repeated.
+    #[arg(long = "exclude", value_name = "GLOB")]
+    exclude: Vec<String>,
 }
 
 /// True when stdin reads as /dev/null: nothing was piped in, or stdin was closed (the Rust
@@ -133,6 +137,7 @@ fn analyze(a: AnalyzeArgs, timeline_only: bool) -> Result<ExitCode, ExitCode> {
         },
         parallel_chunks: true,
         filter,
+        exclude: a.exclude.clone(),
     };
     let spinner = (!a.quiet && std::io::stderr().is_terminal()).then(|| {
         super::progress::Spinner::start(
@@ -150,6 +155,18 @@ fn analyze(a: AnalyzeArgs, timeline_only: bool) -> Result<ExitCode, ExitCode> {
         print_warnings("warning", &analysis.warnings);
     }
     if analysis.nothing_read() {
+        // say why, even when there is only one input (a lone zip, an unreadable file)
+        if !a.quiet {
+            for i in &analysis.inputs {
+                for w in &i.warnings {
+                    eprintln!(
+                        "faultline: {}: {}",
+                        report::terminal_safe(&i.path),
+                        report::terminal_safe(w)
+                    );
+                }
+            }
+        }
         return Err(usage_error("no input could be read"));
     }
     if analysis.inputs.is_empty() {

@@ -42,19 +42,32 @@ fn read_text(path: &str) -> Result<String, String> {
     };
     r.map_err(|e| format!("{path}: cannot read: {e}"))?;
     let data = match sniff(&raw) {
-        Magic::Gzip => {
-            let mut out = Vec::new();
-            flate2::read::MultiGzDecoder::new(&raw[..])
-                .read_to_end(&mut out)
-                .map_err(|e| format!("{path}: corrupt gzip: {e}"))?;
-            out
-        }
-        Magic::Zstd => {
-            zstd::stream::decode_all(&raw[..]).map_err(|e| format!("{path}: corrupt zstd: {e}"))?
-        }
+        m @ (Magic::Gzip | Magic::Zstd) => decode_capped(path, raw, m == Magic::Gzip)?,
         _ => raw,
     };
     Ok(String::from_utf8_lossy(&data).into_owned())
+}
+
+/// Decodes a compressed result file within the caps `analyze` applies (member size, and the
+/// expansion ratio checked as bytes are produced), so a bomb among the shards is refused.
+fn decode_capped(path: &str, raw: Vec<u8>, gzip: bool) -> Result<Vec<u8>, String> {
+    let limits = crate::input::Limits::default();
+    let what = if gzip { "gzip" } else { "zstd" };
+    let dec = crate::input::decode::spawn_stream(Box::new(std::io::Cursor::new(raw)), gzip, limits);
+    let notes = dec.notes.clone();
+    let mut s = crate::input::container::Stream::new(Box::new(dec), limits);
+    let mut out = Vec::new();
+    s.fill(&mut out, usize::MAX);
+    let mut why = s.warnings;
+    why.append(&mut notes.lock().unwrap_or_else(|e| e.into_inner()));
+    if why.is_empty() {
+        Ok(out)
+    } else {
+        Err(format!(
+            "{path}: corrupt {what} or past the caps: {}",
+            why.join("; ")
+        ))
+    }
 }
 
 /// The fleet line of one file, as far as merge checks it.

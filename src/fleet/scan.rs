@@ -91,6 +91,7 @@ pub fn analyze_bundle(b: &Bundle, opts: &ScanOptions, k: &Knowledge) -> BundleLi
         limits: opts.limits,
         parallel_chunks: true,
         filter: Default::default(),
+        exclude: Vec::new(),
     };
     let run = std::panic::catch_unwind(AssertUnwindSafe(|| {
         let a = crate::analyze(&o, k);

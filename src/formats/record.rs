@@ -322,7 +322,8 @@ pub fn record_stamp(buf: &[u8], start: usize, end: usize) -> Option<RecordTime> 
         b.after.last().map_or(end, |l| l.1),
     );
     for l in buf[start..end].split(|&c| c == b'\n') {
-        let l = trim_cr(l);
+        // a huge line is read up to the record cap, never whole
+        let l = trim_cr(&l[..l.len().min(crate::scan::MAX_RECORD_BYTES)]);
         if let Some((ws, Scope::Record)) = time_line(l) {
             return found(ws, Scope::Record, span);
         }

@@ -1,41 +1,47 @@
-//! Containers, detected by magic bytes and decoded as streams into memory within the limits:
-//! gzip (all members), zstd (all frames), tar (entries read, never extracted), nested.
+//! Containers, detected by magic bytes and read as streams: gzip (all members), zstd (all
+//! frames), tar (entries read, never extracted), nested up to the depth cap. Nothing is held
+//! whole: each decoder runs in a thread of its own ([`super::decode`]) and the scanner reads its
+//! output block by block; the bytes that come out of a container count against the member cap
+//! and the global budget ([`super::budget`]) as they are read.
 
+use super::budget::Budget;
+use super::decode::{self, Notes, TarItem};
 use super::{Bytes, Input, Limits};
 use std::io::Read;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
 
-/// Compressed inputs larger than this are decoded as a stream when they hold plain text.
-pub const STREAM_THRESHOLD: u64 = 8 << 20;
-/// The first block of a streamed input (format detection reads it).
+/// The first block of an input read before it is handed to the scanner (format detection reads
+/// it); an input that ends within it is scanned whole, a longer one block by block.
 pub const STREAM_HEAD: usize = 4 << 20;
 
-/// A decoder of a large compressed text input, read in blocks by the pipeline, with the same
-/// caps as whole decoding (member size, ratio, total budget); problems go to `warnings`.
+/// A source of decoded or read bytes, read in blocks by the pipeline, within the member cap and
+/// the global budget; problems go to `warnings`.
 pub struct Stream {
     reader: Box<dyn Read + Send>,
-    compressed: u64,
     read: u64,
     limits: Limits,
-    budget: std::sync::Arc<AtomicU64>,
+    budget: Option<(Arc<Budget>, usize)>,
     done: bool,
     /// For a plain file: the size it had when opened (a shorter read means it shrank).
     expected: Option<u64>,
+    /// What the decoder below had to say, read when the stream ends.
+    notes: Option<Notes>,
     /// What stopped the stream early, if anything.
     pub warnings: Vec<String>,
 }
 
 impl Stream {
-    /// A stream over `reader`, whose source has `compressed` bytes, within `limits`.
-    pub fn new(reader: Box<dyn Read + Send>, compressed: u64, limits: Limits) -> Stream {
+    /// A stream over `reader` within the member cap of `limits` (no global budget).
+    pub fn new(reader: Box<dyn Read + Send>, limits: Limits) -> Stream {
         Stream {
             reader,
-            compressed,
             read: 0,
             limits,
-            budget: std::sync::Arc::new(AtomicU64::new(0)),
+            budget: None,
             done: false,
             expected: None,
+            notes: None,
             warnings: Vec::new(),
         }
     }
@@ -45,67 +51,86 @@ impl Stream {
         self.expected = Some(len);
     }
 
-    /// Reads the next block of up to `max` bytes into `buf` (appending); returns bytes added, 0 at the end.
+    /// Whether the stream has ended (nothing more to read).
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    fn finish(&mut self) {
+        self.done = true;
+        if let Some(n) = self.notes.take() {
+            let mut n = n.lock().unwrap_or_else(|e| e.into_inner());
+            self.warnings.append(&mut n);
+        }
+    }
+
+    /// Reads the next block of up to `max` bytes into `buf` (appending); returns bytes added, 0
+    /// at the end.
     pub fn fill(&mut self, buf: &mut Vec<u8>, max: usize) -> usize {
+        const STEP: usize = 4 << 20;
         if self.done {
             return 0;
         }
         let start = buf.len();
-        const STEP: usize = 4 << 20;
         while buf.len() - start < max {
             let at = buf.len();
             buf.resize(at + STEP.min(max - (at - start)), 0);
             let r = self.reader.read(&mut buf[at..]);
             let got = *r.as_ref().unwrap_or(&0);
-            buf.truncate(at + got);
+            let kept = self.admit(got);
+            buf.truncate(at + kept);
+            if kept < got {
+                self.finish();
+                break;
+            }
             match r {
                 Ok(0) => {
-                    self.done = true;
                     if let Some(len) = self.expected.filter(|&l| self.read < l) {
                         self.warnings.push(format!(
                             "file shrank while being read: {} of {len} bytes; the part read is analyzed",
                             self.read
                         ));
                     }
+                    self.finish();
                     break;
                 }
-                Ok(n) => {
-                    self.read += n as u64;
-                    if self.read > self.limits.max_member_bytes {
-                        self.warnings.push(format!(
-                            "decompressed size passed the cap of {} bytes; the rest is not read",
-                            self.limits.max_member_bytes
-                        ));
-                        self.done = true;
-                        break;
-                    }
-                    if self.read > 64 << 20
-                        && self.read / self.compressed.max(1) > self.limits.max_ratio
-                    {
-                        self.warnings.push(format!("expansion ratio passed {}:1 after {} bytes (decompression bomb?); the rest is not read", self.limits.max_ratio, self.read));
-                        self.done = true;
-                        break;
-                    }
-                    if self.budget.fetch_add(n as u64, Ordering::Relaxed) + n as u64
-                        > self.limits.max_total_bytes
-                    {
-                        self.warnings.push(format!(
-                            "total decompressed bytes passed the cap of {}; the rest is not read",
-                            self.limits.max_total_bytes
-                        ));
-                        self.done = true;
-                        break;
-                    }
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    self.warnings.push(format!("corrupt or truncated stream after {} decompressed bytes: {e}; the part before is analyzed", self.read));
-                    self.done = true;
+                    self.warnings.push(format!("corrupt or truncated stream after {} bytes: {e}; the part before is analyzed", self.read));
+                    self.finish();
                     break;
                 }
             }
         }
         buf.len() - start
+    }
+
+    /// How many of `n` bytes just read may be kept: the member cap, then the global budget.
+    fn admit(&mut self, n: usize) -> usize {
+        if n == 0 {
+            return 0;
+        }
+        let room = self.limits.max_member_bytes.saturating_sub(self.read);
+        let mut keep = (n as u64).min(room);
+        if keep < n as u64 {
+            self.warnings.push(format!(
+                "decompressed size passed the cap of {} bytes (--max-member-bytes); the rest is not read",
+                self.limits.max_member_bytes
+            ));
+        }
+        if let Some((b, slot)) = &self.budget {
+            let g = b.request(*slot, keep);
+            if g < keep {
+                keep = g;
+                self.warnings.push(format!(
+                    "total decompressed bytes passed the cap of {} (--max-total-bytes, counted in input order); the rest is not read",
+                    self.limits.max_total_bytes
+                ));
+            }
+        }
+        self.read += keep;
+        keep as usize
     }
 }
 
@@ -151,304 +176,271 @@ pub fn sniff(b: &[u8]) -> Magic {
     }
 }
 
-/// Reads a decoder into memory up to the member cap, the ratio cap and the global budget.
-fn decode(
-    mut r: impl Read,
-    compressed: u64,
-    what: &str,
-    limits: &Limits,
-    budget: &AtomicU64,
-    warnings: &mut Vec<String>,
-) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut buf = vec![0u8; 256 * 1024];
-    loop {
-        match r.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                out.extend_from_slice(&buf[..n]);
-                let len = out.len() as u64;
-                if len > limits.max_member_bytes {
-                    out.truncate(limits.max_member_bytes as usize);
-                    warnings.push(format!("{what}: decompressed size passed the cap of {} bytes; the rest is not read", limits.max_member_bytes));
-                    break;
-                }
-                if len > 64 << 20 && len / compressed.max(1) > limits.max_ratio {
-                    warnings.push(format!(
-                        "{what}: expansion ratio passed {}:1 after {len} bytes (decompression bomb?); the rest is not read",
-                        limits.max_ratio
-                    ));
-                    break;
-                }
-                if budget.fetch_add(n as u64, Ordering::Relaxed) + n as u64 > limits.max_total_bytes
-                {
-                    warnings.push(format!("{what}: total decompressed bytes passed the cap of {}; the rest is not read", limits.max_total_bytes));
-                    break;
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => {
-                warnings.push(format!("{what}: corrupt or truncated stream after {} decompressed bytes: {e}; the part before is analyzed", out.len()));
-                break;
-            }
+/// What opening one input needs besides its bytes: the caps, the global budget and the input's
+/// slot in it (its discovery order), and the `--exclude` patterns (also applied to members).
+#[derive(Clone)]
+pub struct Ctx {
+    /// Caps.
+    pub limits: Limits,
+    /// The budget of decoded bytes shared by all inputs.
+    pub budget: Arc<Budget>,
+    /// This input's place in discovery order.
+    pub slot: usize,
+    /// Glob patterns of files and members to skip.
+    pub exclude: Arc<Vec<String>>,
+}
+
+impl Ctx {
+    /// A context for one input alone: `limits`, no budget shared with others, nothing excluded.
+    pub fn alone(limits: &Limits) -> Ctx {
+        Ctx {
+            limits: *limits,
+            budget: Arc::new(Budget::new(limits.max_total_bytes, 1)),
+            slot: 0,
+            exclude: Arc::default(),
         }
     }
+}
+
+/// One source of bytes being opened: where it comes from and what is known of it.
+pub struct Source {
+    /// Path as shown (`archive!member` inside a tar).
+    pub path: String,
+    /// Host implied by the path.
+    pub host: Option<String>,
+    /// Size on disk of the file it comes from.
+    pub disk: u64,
+    /// Modification time.
+    pub mtime: Option<i64>,
+    /// Problems met so far.
+    pub warnings: Vec<String>,
+    /// Container nesting so far.
+    pub depth: u32,
+    /// Its bytes come out of a container: they count against the global budget.
+    pub decoded: bool,
+    /// A plain file's size when opened.
+    pub expected: Option<u64>,
+    /// Compressed bytes consumed below it (for the per-member ratio of a tar).
+    pub consumed: Option<Arc<AtomicU64>>,
+    /// The notes of the decoder that produces it.
+    pub notes: Option<Notes>,
+}
+
+impl Source {
+    /// A file (or stdin) at the top: nothing decoded yet.
+    pub fn top(path: String, host: Option<String>, disk: u64, mtime: Option<i64>) -> Source {
+        Source {
+            path,
+            host,
+            disk,
+            mtime,
+            warnings: Vec::new(),
+            depth: 0,
+            decoded: false,
+            expected: None,
+            consumed: None,
+            notes: None,
+        }
+    }
+
+    fn unread(mut self, warning: Option<String>) -> Input {
+        if let Some(n) = self.notes.take() {
+            self.warnings
+                .append(&mut n.lock().unwrap_or_else(|e| e.into_inner()));
+        }
+        self.warnings.extend(warning);
+        Input::unread(self.path, self.host, self.disk, self.mtime, self.warnings)
+    }
+}
+
+/// Opens the bytes of `reader` as `src`: decodes containers (in threads of their own), and hands
+/// every plain input to `process`, in order, pushing what it returns to `out`. A member is
+/// handed over while it is still being decoded: `process` reads it as a stream.
+pub fn expand_reader<R>(
+    mut src: Source,
+    mut reader: Box<dyn Read + Send>,
+    ctx: &Ctx,
+    process: &mut dyn FnMut(Input) -> R,
+    out: &mut Vec<R>,
+) {
+    // the first bytes tell what this is (a tar header needs 262)
+    let mut head = Vec::with_capacity(512);
+    if let Err(e) = (&mut reader).take(512).read_to_end(&mut head) {
+        src.warnings
+            .push(format!("read error after {} bytes: {e}", head.len()));
+    }
+    let magic = sniff(&head);
+    if magic != Magic::Plain && src.depth >= ctx.limits.max_depth {
+        let w = format!(
+            "nested containers deeper than {} levels; not opened",
+            ctx.limits.max_depth
+        );
+        out.push(process(src.unread(Some(w))));
+        return;
+    }
+    let rest: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(head.clone()).chain(reader));
+    match magic {
+        Magic::Plain => plain(src, &head, rest, ctx, process, out),
+        Magic::Gzip | Magic::Zstd => {
+            let dec = decode::spawn_stream(rest, magic == Magic::Gzip, ctx.limits);
+            let inner = Source {
+                depth: src.depth + 1,
+                decoded: true,
+                expected: None,
+                consumed: dec.consumed.clone(),
+                notes: Some(dec.notes.clone()),
+                ..src
+            };
+            expand_reader(inner, Box::new(dec), ctx, process, out);
+        }
+        Magic::Tar => tar(src, rest, ctx, process, out),
+        Magic::Unsupported(kind) => {
+            let w = format!("{kind} compression is not supported; decompress it first");
+            out.push(process(src.unread(Some(w))));
+        }
+        Magic::Journal => {
+            let w = "binary systemd journal file: not parsed; export it with `journalctl -o json` or `-o short-iso`".to_string();
+            out.push(process(src.unread(Some(w))));
+        }
+    }
+}
+
+fn plain<R>(
+    src: Source,
+    head: &[u8],
+    rest: Box<dyn Read + Send>,
+    ctx: &Ctx,
+    process: &mut dyn FnMut(Input) -> R,
+    out: &mut Vec<R>,
+) {
+    if let Some(kind) = own_report(head) {
+        let w = format!("faultline's own {kind} output: skipped, not read as a log");
+        out.push(process(src.unread(Some(w))));
+        return;
+    }
+    let mut stream = Stream::new(rest, ctx.limits);
+    stream.expected = src.expected;
+    stream.notes = src.notes;
+    if src.decoded {
+        stream.budget = Some((ctx.budget.clone(), ctx.slot));
+    }
+    let mut first = Vec::new();
+    stream.fill(&mut first, STREAM_HEAD);
+    let mut warnings = src.warnings;
+    let stream = if stream.done {
+        warnings.append(&mut stream.warnings);
+        None
+    } else {
+        Some(stream)
+    };
+    out.push(process(Input {
+        path: src.path,
+        host_hint: src.host,
+        bytes: Bytes::Owned(first),
+        disk_bytes: src.disk,
+        mtime: src.mtime,
+        warnings,
+        stream,
+    }));
+}
+
+fn tar<R>(
+    src: Source,
+    rest: Box<dyn Read + Send>,
+    ctx: &Ctx,
+    process: &mut dyn FnMut(Input) -> R,
+    out: &mut Vec<R>,
+) {
+    let before = out.len();
+    let items = decode::spawn_tar(rest, src.consumed.clone(), ctx.limits);
+    let mut warnings = Vec::new();
+    for item in items {
+        let m = match item {
+            TarItem::Warn(w) => {
+                warnings.push(w);
+                continue;
+            }
+            TarItem::Member(m) => m,
+        };
+        if super::exclude::excluded(&m.name, &ctx.exclude) {
+            // dropping its reader makes the decoder skip to the next member
+            continue;
+        }
+        let member = Source {
+            path: format!("{}!{}", src.path, m.name),
+            host: super::member_host(&m.name).or_else(|| src.host.clone()),
+            disk: src.disk,
+            mtime: m.mtime,
+            warnings: m.warnings,
+            depth: src.depth + 1,
+            decoded: true,
+            expected: None,
+            consumed: None,
+            notes: Some(m.data.notes.clone()),
+        };
+        expand_reader(member, Box::new(m.data), ctx, process, out);
+    }
+    let mut archive = src;
+    archive.warnings.append(&mut warnings);
+    let archive = archive.unread(None);
+    if out.len() == before || !archive.warnings.is_empty() {
+        // keep the archive's own warnings visible as an input of its own
+        out.insert(before, process(archive));
+    }
+}
+
+/// Which of faultline's own outputs `head` starts, if any (a report written into an input
+/// folder, or left beside the logs, is not a log).
+pub fn own_report(head: &[u8]) -> Option<&'static str> {
+    let start = head
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(head.len());
+    let h = &head[start..];
+    let has = |hay: &[u8], needle: &[u8]| memchr::memmem::find(hay, needle).is_some();
+    let first = &h[..memchr::memchr(b'\n', h).unwrap_or(h.len())];
+    if h.starts_with(b"{") {
+        let near = &h[..h.len().min(200)];
+        let tagged =
+            has(near, b"\"schema\": \"faultline/") || has(near, b"\"schema\":\"faultline/");
+        return tagged.then_some("JSON");
+    }
+    if h.starts_with(b"<!DOCTYPE html>") && has(h, b"<meta name=\"generator\" content=\"faultline")
+    {
+        return Some("HTML");
+    }
+    if h.starts_with(b"# GPU incident report") {
+        return Some("Markdown");
+    }
+    if first.starts_with(b"faultline ")
+        && first.get(10).is_some_and(u8::is_ascii_digit)
+        && has(first, " — ".as_bytes())
+    {
+        return Some("text");
+    }
+    None
+}
+
+/// Expands in-memory `data` (a file's bytes) into inputs, each read to its end within the caps
+/// (fuzzing and tests; the analysis streams instead).
+pub fn expand_bytes(path: &str, data: Vec<u8>, limits: &Limits) -> Vec<Input> {
+    let mut out = Vec::new();
+    let len = data.len() as u64;
+    let src = Source::top(path.to_string(), None, len, None);
+    let reader = Box::new(std::io::Cursor::new(data));
+    expand_reader(src, reader, &Ctx::alone(limits), &mut materialize, &mut out);
     out
 }
 
-/// Expands `bytes` into inputs: decodes containers recursively, or pushes a plain input.
-#[allow(clippy::too_many_arguments)]
-pub fn expand(
-    path: String,
-    host: Option<String>,
-    bytes: Bytes,
-    disk: u64,
-    mtime: Option<i64>,
-    mut warnings: Vec<String>,
-    limits: &Limits,
-    depth: u32,
-    budget: &AtomicU64,
-    out: &mut Vec<Input>,
-) {
-    let magic = sniff(&bytes);
-    if magic != Magic::Plain && depth >= limits.max_depth {
-        warnings.push(format!(
-            "nested containers deeper than {} levels; not opened",
-            limits.max_depth
-        ));
-        out.push(Input::unread(path, host, disk, mtime, warnings));
-        return;
+/// Reads a streamed input to its end (within its caps) so that it holds all its bytes.
+pub fn materialize(mut input: Input) -> Input {
+    if let Some(mut s) = input.stream.take() {
+        let mut all = std::mem::replace(&mut input.bytes, Bytes::Owned(Vec::new())).to_vec();
+        s.fill(&mut all, usize::MAX);
+        input.warnings.append(&mut s.warnings);
+        input.bytes = Bytes::Owned(all);
     }
-    match magic {
-        Magic::Plain => out.push(Input {
-            path,
-            host_hint: host,
-            bytes,
-            disk_bytes: disk,
-            mtime,
-            warnings,
-            stream: None,
-        }),
-        Magic::Gzip | Magic::Zstd if bytes.len() as u64 > STREAM_THRESHOLD => {
-            let compressed = bytes.len() as u64;
-            let what = if magic == Magic::Gzip { "gzip" } else { "zstd" };
-            let reader: Box<dyn Read + Send> = if magic == Magic::Gzip {
-                Box::new(flate2::read::MultiGzDecoder::new(std::io::Cursor::new(
-                    bytes,
-                )))
-            } else {
-                match zstd::stream::read::Decoder::new(std::io::Cursor::new(bytes)) {
-                    Ok(d) => Box::new(d),
-                    Err(e) => {
-                        warnings.push(format!("zstd: cannot start decoding: {e}"));
-                        out.push(Input::unread(path, host, disk, mtime, warnings));
-                        return;
-                    }
-                }
-            };
-            let mut stream = Stream {
-                reader,
-                compressed,
-                read: 0,
-                limits: *limits,
-                budget: std::sync::Arc::new(AtomicU64::new(budget.load(Ordering::Relaxed))),
-                done: false,
-                expected: None,
-                warnings: Vec::new(),
-            };
-            let mut head = Vec::new();
-            stream.fill(&mut head, STREAM_HEAD);
-            let inner = sniff(&head);
-            if inner == Magic::Plain {
-                // large compressed text: scanned block by block, never held whole
-                for w in std::mem::take(&mut stream.warnings) {
-                    warnings.push(format!("{what}: {w}"));
-                }
-                out.push(Input {
-                    path,
-                    host_hint: host,
-                    bytes: Bytes::Owned(head),
-                    disk_bytes: disk,
-                    mtime,
-                    warnings,
-                    stream: Some(stream),
-                });
-            } else {
-                // an archive inside: decode it whole (within the caps) and open it
-                stream.fill(&mut head, usize::MAX);
-                for w in std::mem::take(&mut stream.warnings) {
-                    warnings.push(format!("{what}: {w}"));
-                }
-                expand(
-                    path,
-                    host,
-                    Bytes::Owned(head),
-                    disk,
-                    mtime,
-                    warnings,
-                    limits,
-                    depth + 1,
-                    budget,
-                    out,
-                );
-            }
-        }
-        Magic::Gzip => {
-            let dec = flate2::read::MultiGzDecoder::new(&bytes[..]);
-            let data = decode(
-                dec,
-                bytes.len() as u64,
-                "gzip",
-                limits,
-                budget,
-                &mut warnings,
-            );
-            drop(bytes);
-            expand(
-                path,
-                host,
-                Bytes::Owned(data),
-                disk,
-                mtime,
-                warnings,
-                limits,
-                depth + 1,
-                budget,
-                out,
-            );
-        }
-        Magic::Zstd => {
-            let data = match zstd::stream::read::Decoder::with_buffer(&bytes[..]) {
-                Ok(dec) => decode(
-                    dec,
-                    bytes.len() as u64,
-                    "zstd",
-                    limits,
-                    budget,
-                    &mut warnings,
-                ),
-                Err(e) => {
-                    warnings.push(format!("zstd: cannot start decoding: {e}"));
-                    Vec::new()
-                }
-            };
-            drop(bytes);
-            expand(
-                path,
-                host,
-                Bytes::Owned(data),
-                disk,
-                mtime,
-                warnings,
-                limits,
-                depth + 1,
-                budget,
-                out,
-            );
-        }
-        Magic::Tar => {
-            let before = out.len();
-            read_tar(
-                &path,
-                host.as_deref(),
-                &bytes,
-                disk,
-                limits,
-                depth,
-                budget,
-                out,
-                &mut warnings,
-            );
-            if out.len() == before || !warnings.is_empty() {
-                // keep the archive's own warnings visible as an input of its own
-                out.insert(before, Input::unread(path, host, disk, mtime, warnings));
-            }
-        }
-        Magic::Unsupported(kind) => {
-            warnings.push(format!(
-                "{kind} compression is not supported; decompress it first"
-            ));
-            out.push(Input::unread(path, host, disk, mtime, warnings));
-        }
-        Magic::Journal => {
-            warnings.push("binary systemd journal file: not parsed; export it with `journalctl -o json` or `-o short-iso`".to_string());
-            out.push(Input::unread(path, host, disk, mtime, warnings));
-        }
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn read_tar(
-    path: &str,
-    host: Option<&str>,
-    bytes: &[u8],
-    disk: u64,
-    limits: &Limits,
-    depth: u32,
-    budget: &AtomicU64,
-    out: &mut Vec<Input>,
-    warnings: &mut Vec<String>,
-) {
-    let mut archive = tar::Archive::new(bytes);
-    let entries = match archive.entries() {
-        Ok(e) => e,
-        Err(e) => {
-            warnings.push(format!("tar: cannot read entries: {e}"));
-            return;
-        }
-    };
-    for (i, entry) in entries.enumerate() {
-        let mut entry = match entry {
-            Ok(e) => e,
-            Err(e) => {
-                warnings.push(format!(
-                    "tar: corrupt header at entry {}: {e}; the entries after it are not read",
-                    i + 1
-                ));
-                return;
-            }
-        };
-        let name = entry
-            .path()
-            .map(|p| p.to_string_lossy().into_owned())
-            .unwrap_or_else(|_| format!("entry{}", i + 1));
-        let kind = entry.header().entry_type();
-        let member = format!("{path}!{name}");
-        if kind.is_symlink() || kind.is_hard_link() {
-            warnings.push(format!(
-                "tar: {name}: link entry skipped (links inside archives are never followed)"
-            ));
-            continue;
-        }
-        if !kind.is_file() {
-            continue;
-        }
-        let mtime = entry.header().mtime().ok().map(|m| m as i64);
-        let size = entry.header().size().unwrap_or(0);
-        let mut w = Vec::new();
-        let data = decode(
-            &mut entry,
-            size.max(1),
-            &format!("tar member {name}"),
-            limits,
-            budget,
-            &mut w,
-        );
-        // a member's host: the first folder inside the archive that looks like a host, else the archive's
-        let member_host = host.map(str::to_string);
-        expand(
-            member,
-            member_host,
-            Bytes::Owned(data),
-            disk,
-            mtime,
-            w,
-            limits,
-            depth + 1,
-            budget,
-            out,
-        );
-    }
+    input
 }
 
 #[cfg(test)]

@@ -1,8 +1,12 @@
 //! Inputs: discovery of files and folders (deterministic order, regular files only, no symlink
-//! loops), stdin, and opening each one as plain bytes (read, or streamed when large) or as decoded members of
-//! gzip/zstd/tar containers, within limits.
+//! loops), stdin, and opening each one as plain bytes (mapped, read, or streamed when large) or
+//! as decoded members of gzip/zstd/tar containers, streamed within the caps and a global
+//! budget applied in input order ([`run`]).
 
+pub mod budget;
 pub mod container;
+pub mod decode;
+pub mod exclude;
 pub mod mapped;
 
 use std::collections::BTreeSet;
@@ -39,9 +43,9 @@ impl Default for Limits {
     }
 }
 
-/// Plain text files at least this large that cannot be memory-mapped are read as a stream of
-/// blocks, so that memory stays bounded; smaller files (and containers) are read into memory.
-pub const STREAM_PLAIN_THRESHOLD: u64 = 32 << 20;
+/// Block formats (bug reports, nvidia-smi and dcgmi dumps, journal JSON) are parsed whole up to
+/// this many bytes held in memory; past it the rest of such an input is scanned line by line.
+pub const MAX_HELD_BYTES: u64 = 192 << 20;
 
 /// Plain text files at least this large are memory-mapped (behind the SIGBUS guard of
 /// [`mapped`]); smaller ones are read, which is faster for them.
@@ -263,74 +267,230 @@ fn host_folder(root: &Path, file: &Path) -> Option<String> {
     let mut comps = rel.components();
     let first = comps.next()?.as_os_str().to_string_lossy().into_owned();
     comps.next()?; // the file itself must be below it
-    let ok = first.bytes().any(|c| c.is_ascii_alphabetic())
-        && first
+    host_like(&first).then_some(first)
+}
+
+/// Whether a folder name looks like a host name (letters, digits, `-`, `.`, `_`, at least one
+/// letter) and not like a system folder.
+fn host_like(name: &str) -> bool {
+    name.bytes().any(|c| c.is_ascii_alphabetic())
+        && name
             .bytes()
             .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'.' || c == b'_')
         && !matches!(
-            first.as_str(),
-            "var" | "log" | "logs" | "tmp" | "etc" | "proc" | "sys" | "run"
-        );
-    ok.then_some(first)
+            name,
+            "var" | "log" | "logs" | "tmp" | "etc" | "proc" | "sys" | "run" | "home" | "root"
+        )
 }
 
-/// Opens one discovered file and returns its inputs (several for archives). Plain text of at
-/// least [`MAP_THRESHOLD`] bytes is memory-mapped behind a SIGBUS guard (a file truncated while
-/// mapped reads as NUL bytes past its new end and gets a warning, instead of killing the
-/// process); other files are read, or streamed in blocks when they are large plain text that
-/// could not be mapped.
-pub fn open(found: &Found, limits: &Limits, budget: &std::sync::atomic::AtomicU64) -> Vec<Input> {
-    if found.display == "-" {
-        let mut warnings = Vec::new();
-        let mut v = Vec::new();
-        if let Err(e) = std::io::stdin()
-            .lock()
-            .take(limits.max_member_bytes)
-            .read_to_end(&mut v)
+/// Folder per host inside an archive: the first folder of a member's name names its host
+/// (`bundle.tgz!gpu-node-07/var/log/kern.log`), as a folder below a scan root does on disk.
+pub fn member_host(name: &str) -> Option<String> {
+    let mut comps = name.split('/').filter(|c| !c.is_empty() && *c != ".");
+    let first = comps.next()?;
+    comps.next()?; // the member itself must be below it
+    host_like(first).then(|| first.to_string())
+}
+
+/// Opens every found file and hands each of its inputs to `process` while it is read (members
+/// of archives and compressed files as streams, never held whole); returns what `process`
+/// returned, in discovery order (and member order within a file). `workers` files are read at
+/// a time. Files matching an `exclude` pattern are skipped (members too). The global budget of
+/// decoded bytes ([`Limits::max_total_bytes`]) is applied in discovery order whatever the
+/// scheduling ([`budget`]).
+pub fn run<R, F>(
+    found: &[Found],
+    limits: &Limits,
+    exclude: &[String],
+    workers: usize,
+    process: F,
+) -> Vec<R>
+where
+    R: Send,
+    F: Fn(Input) -> R + Sync,
+{
+    let exclude = std::sync::Arc::new(exclude.to_vec());
+    let found: Vec<&Found> = found
+        .iter()
+        .filter(|f| f.display == "-" || !exclude::excluded(&f.display, &exclude))
+        .collect();
+    let budget = std::sync::Arc::new(budget::Budget::new(limits.max_total_bytes, found.len()));
+    let ctx = container::Ctx {
+        limits: *limits,
+        budget,
+        slot: 0,
+        exclude,
+    };
+    let mut results = run_slots(&found, &ctx, workers, &process, None);
+    if let Some(over) = ctx.budget.overdrawn() {
+        // inputs that read past their share in input order (only when the cap was reached out
+        // of order): read again with exactly that share
+        let mut allow = ctx.budget.shares();
+        for &(i, share) in &over {
+            allow[i] = share;
+        }
+        let fixed = container::Ctx {
+            budget: std::sync::Arc::new(budget::Budget::fixed(allow)),
+            ..ctx.clone()
+        };
+        let slots: Vec<usize> = over.iter().map(|o| o.0).collect();
+        for (i, r) in slots
+            .iter()
+            .zip(run_slots(&found, &fixed, 1, &process, Some(&slots)))
         {
-            warnings.push(format!("-: read error after {} bytes: {e}", v.len()));
+            results[*i] = r;
         }
-        let n = v.len() as u64;
-        let mut out = Vec::new();
-        container::expand(
-            found.display.clone(),
-            found.host.clone(),
-            Bytes::Owned(v),
-            n,
-            None,
-            warnings,
-            limits,
-            0,
-            budget,
-            &mut out,
+    }
+    results.into_iter().flatten().collect()
+}
+
+/// Reads the files of `only` (all when `None`) with `workers` threads, each taking the next
+/// file in order; returns each file's results at its slot (or in the order of `only`).
+fn run_slots<R, F>(
+    found: &[&Found],
+    ctx: &container::Ctx,
+    workers: usize,
+    process: &F,
+    only: Option<&[usize]>,
+) -> Vec<Vec<R>>
+where
+    R: Send,
+    F: Fn(Input) -> R + Sync,
+{
+    let slots: Vec<usize> = only.map_or_else(|| (0..found.len()).collect(), <[usize]>::to_vec);
+    if workers <= 1 || slots.len() <= 1 || rayon::current_thread_index().is_some() {
+        // one at a time on this thread: inside a rayon worker (fleet scan runs bundles in the
+        // pool) threads of our own would block pool threads that the scan's chunks need
+        return slots
+            .iter()
+            .map(|&slot| {
+                let _finish = budget::FinishGuard(&ctx.budget, slot);
+                let one = container::Ctx {
+                    slot,
+                    ..ctx.clone()
+                };
+                let mut out = Vec::new();
+                open_into(found[slot], &one, &mut |i| process(i), &mut out);
+                out
+            })
+            .collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done: std::sync::Mutex<Vec<(usize, Vec<R>)>> = std::sync::Mutex::default();
+    std::thread::scope(|s| {
+        for _ in 0..workers.clamp(1, slots.len().max(1)) {
+            s.spawn(|| loop {
+                let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&slot) = slots.get(k) else { break };
+                let _finish = budget::FinishGuard(&ctx.budget, slot);
+                let one = container::Ctx {
+                    slot,
+                    ..ctx.clone()
+                };
+                let mut out = Vec::new();
+                open_into(found[slot], &one, &mut |i| process(i), &mut out);
+                done.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push((k, out));
+            });
+        }
+    });
+    let mut done = done.into_inner().unwrap_or_else(|e| e.into_inner());
+    done.sort_by_key(|d| d.0);
+    done.into_iter().map(|d| d.1).collect()
+}
+
+/// File names that say compressed: an empty one is worth a warning.
+fn compressed_name(name: &str) -> bool {
+    [
+        ".gz", ".tgz", ".zst", ".tzst", ".xz", ".bz2", ".lz4", ".zip", ".tar",
+    ]
+    .iter()
+    .any(|e| name.ends_with(e))
+}
+
+/// Opens one discovered file: plain text of at least [`MAP_THRESHOLD`] bytes is memory-mapped
+/// behind a SIGBUS guard (a file truncated while mapped reads as NUL bytes past its new end and
+/// gets a warning, instead of killing the process); anything else is read as a stream, and
+/// containers are decoded as streams ([`container::expand_reader`]). Each input goes to
+/// `process` in order.
+pub fn open_into<R>(
+    found: &Found,
+    ctx: &container::Ctx,
+    process: &mut dyn FnMut(Input) -> R,
+    out: &mut Vec<R>,
+) {
+    use container::Source;
+    if found.display == "-" {
+        let src = Source::top("-".into(), found.host.clone(), 0, None);
+        container::expand_reader(src, Box::new(std::io::stdin()), ctx, process, out);
+        return;
+    }
+    let f = match File::open(&found.path) {
+        Ok(f) => f,
+        Err(e) => {
+            let w = vec![format!("cannot open: {e}")];
+            out.push(process(Input::unread(
+                found.display.clone(),
+                found.host.clone(),
+                0,
+                None,
+                w,
+            )));
+            return;
+        }
+    };
+    let meta = f.metadata().ok();
+    let len = meta.as_ref().map_or(0, |m| m.len());
+    let mtime = meta
+        .and_then(|m| m.modified().ok())
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_secs() as i64);
+    if let Some(input) = map_plain(found, &f, len, mtime, &ctx.limits) {
+        out.push(process(input));
+        return;
+    }
+    let mut src = Source::top(found.display.clone(), found.host.clone(), len, mtime);
+    src.expected = Some(len);
+    if len == 0 && compressed_name(&found.display) {
+        src.warnings.push(
+            "empty file (0 bytes) where a compressed file or archive was expected".to_string(),
         );
-        return out;
     }
-    match File::open(&found.path) {
-        Ok(f) => {
-            let meta = f.metadata().ok();
-            let len = meta.as_ref().map_or(0, |m| m.len());
-            let mtime = meta
-                .and_then(|m| m.modified().ok())
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map(|d| d.as_secs() as i64);
-            if let Some(input) = map_plain(found, &f, len, mtime, limits) {
-                return vec![input];
-            }
-            open_reader(found, Box::new(f), len, mtime, limits, budget)
-        }
-        Err(e) => vec![Input::unread(
-            found.display.clone(),
-            found.host.clone(),
-            0,
-            None,
-            vec![format!("cannot open: {e}")],
-        )],
-    }
+    container::expand_reader(src, Box::new(f), ctx, process, out);
+}
+
+/// Opens one discovered file and returns its inputs, each read to its end within the caps
+/// (tools and tests; the analysis streams them through [`run`]).
+pub fn open(found: &Found, limits: &Limits) -> Vec<Input> {
+    let mut out = Vec::new();
+    let ctx = container::Ctx::alone(limits);
+    open_into(found, &ctx, &mut container::materialize, &mut out);
+    out
+}
+
+/// Opens the content of `found` from `reader`, whose size was `len` bytes when it was opened
+/// (the part of [`open`] after the file is opened; a test can hand it any reader). Inputs are
+/// returned as read (a long one with its stream). A source that ends before `len` bytes (a file
+/// that shrank while being read) gets a warning with both sizes; what was read is analyzed.
+pub fn open_reader(
+    found: &Found,
+    reader: Box<dyn Read + Send>,
+    len: u64,
+    mtime: Option<i64>,
+    limits: &Limits,
+) -> Vec<Input> {
+    let mut out = Vec::new();
+    let mut src = container::Source::top(found.display.clone(), found.host.clone(), len, mtime);
+    src.expected = Some(len);
+    let ctx = container::Ctx::alone(limits);
+    container::expand_reader(src, reader, &ctx, &mut |i| i, &mut out);
+    out
 }
 
 /// A plain text file of at least [`MAP_THRESHOLD`] bytes (and at most the member cap) as a
-/// memory-mapped input; `None` for anything else, or when it cannot be mapped.
+/// memory-mapped input; `None` for anything else, or when it cannot be mapped (or is one of
+/// faultline's own reports).
 fn map_plain(
     found: &Found,
     f: &File,
@@ -344,6 +504,7 @@ fn map_plain(
     let map = mapped::GuardedMap::new(f)?;
     let head = &map[..map.len().min(512)];
     let plain = container::sniff(head) == container::Magic::Plain
+        && container::own_report(head).is_none()
         && !head.starts_with(&[0xff, 0xfe])
         && !head.starts_with(&[0xfe, 0xff]);
     plain.then(|| Input {
@@ -355,87 +516,4 @@ fn map_plain(
         warnings: Vec::new(),
         stream: None,
     })
-}
-
-/// Opens the content of `found` from `reader`, whose size was `len` bytes when it was opened
-/// (the part of [`open`] after the file is opened; a test can hand it any reader). Plain text of
-/// at least [`STREAM_PLAIN_THRESHOLD`] bytes becomes a streamed input; anything else is read into
-/// memory (at most the member cap) and expanded. A source that ends before `len` bytes (a file
-/// that shrank while being read) gets a warning with both sizes; what was read is analyzed.
-pub fn open_reader(
-    found: &Found,
-    mut reader: Box<dyn Read + Send>,
-    len: u64,
-    mtime: Option<i64>,
-    limits: &Limits,
-    budget: &std::sync::atomic::AtomicU64,
-) -> Vec<Input> {
-    let mut warnings = Vec::new();
-    // the first bytes tell whether this is plain text (a tar header needs 262)
-    let mut head = Vec::with_capacity(512);
-    if let Err(e) = (&mut reader).take(512).read_to_end(&mut head) {
-        warnings.push(format!("read error after {} bytes: {e}", head.len()));
-    }
-    let plain = container::sniff(&head) == container::Magic::Plain
-        && !head.starts_with(&[0xff, 0xfe])
-        && !head.starts_with(&[0xfe, 0xff]);
-    if plain && len >= STREAM_PLAIN_THRESHOLD && warnings.is_empty() {
-        let rest = std::io::Cursor::new(head).chain(reader);
-        let mut stream = container::Stream::new(
-            Box::new(rest),
-            len,
-            Limits {
-                max_ratio: u64::MAX,
-                ..*limits
-            },
-        );
-        stream.expect_len(len);
-        let mut first = Vec::new();
-        stream.fill(&mut first, container::STREAM_HEAD);
-        return vec![Input {
-            path: found.display.clone(),
-            host_hint: found.host.clone(),
-            bytes: Bytes::Owned(first),
-            disk_bytes: len,
-            mtime,
-            warnings,
-            stream: Some(stream),
-        }];
-    }
-    let mut v = head;
-    if warnings.is_empty() {
-        v.reserve(
-            len.min(limits.max_member_bytes)
-                .saturating_sub(v.len() as u64) as usize,
-        );
-        let room = limits.max_member_bytes.saturating_sub(v.len() as u64);
-        if let Err(e) = (&mut reader).take(room).read_to_end(&mut v) {
-            warnings.push(format!("read error after {} bytes: {e}", v.len()));
-        }
-    }
-    let got = v.len() as u64;
-    if got < len && got < limits.max_member_bytes {
-        warnings.push(format!(
-            "file shrank while being read: {got} of {len} bytes; the part read is analyzed"
-        ));
-    } else if got >= limits.max_member_bytes && len > limits.max_member_bytes {
-        warnings.push(format!(
-            "file larger than the member cap of {} bytes: the first {got} of {len} bytes are analyzed",
-            limits.max_member_bytes
-        ));
-    }
-    let mut out = Vec::new();
-    container::expand(
-        found.display.clone(),
-        found.host.clone(),
-        Bytes::Owned(v),
-        len,
-        mtime,
-        warnings,
-        limits,
-        0,
-        budget,
-        &mut out,
-    );
-    out
 }

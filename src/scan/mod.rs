@@ -21,6 +21,18 @@ pub const MAX_MESSAGE_BYTES: usize = 4096;
 /// Chunk size for parallel scanning of one buffer.
 pub const CHUNK_BYTES: usize = 8 << 20;
 
+/// The chunk size in use: [`CHUNK_BYTES`], or `FAULTLINE_CHUNK_BYTES` from the environment
+/// (at least 256; for the tests that compare chunked and serial scanning on small inputs).
+pub fn chunk_bytes() -> usize {
+    static CHUNK: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CHUNK.get_or_init(|| {
+        std::env::var("FAULTLINE_CHUNK_BYTES")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .map_or(CHUNK_BYTES, |n| n.max(256))
+    })
+}
+
 /// A draft located in its input, with its time fields and verbatim text.
 #[derive(Clone, Debug)]
 pub struct Located {
@@ -58,6 +70,9 @@ pub struct ScanOutput {
     pub boot_lines: Vec<u64>,
     /// Lines longer than [`MAX_RECORD_BYTES`].
     pub long_lines: u64,
+    /// Anchors in long lines that recognizers did not read (neither in the head nor in the
+    /// window around the line's last anchor).
+    pub lost_anchors: u64,
     /// Count of lines per prefix shape (for format detection and reporting).
     pub shapes: [u64; crate::formats::SHAPES],
     /// Progress samples met while scanning, kept or not.
@@ -120,6 +135,14 @@ fn next_line(buf: &[u8], end: usize) -> Option<(usize, usize)> {
     Some((s, e))
 }
 
+/// Whether `line` continues `prev` as [`candidate`] walks a record: a kernel continuation, or a
+/// terminal's hard wrap of a wrapped line.
+fn continues(prev: &[u8], line: &[u8], fw: &FileWrappers) -> bool {
+    let prev_wrapped = fw.mostly_wrapped && parse_head_with(prev, fw.learned.as_deref()).wrapped;
+    is_continuation(line)
+        || (prev_wrapped && prev.len() >= MIN_WRAPPED_WIDTH && is_hard_wrap(line, fw))
+}
+
 /// A continuation line of a multi-line kernel record: indented and without a prefix of its own.
 fn is_continuation(line: &[u8]) -> bool {
     line.len() > 8
@@ -150,16 +173,17 @@ fn is_hard_wrap(line: &[u8], fw: &FileWrappers) -> bool {
 /// thinned (see [`ScanOutput::thin_progress`]).
 pub fn scan_buffer(buf: &[u8], set: &RecognizerSet, parallel: bool, cap: u64) -> ScanOutput {
     let fw = FileWrappers::learn(buf, |t| set.prefilter.find(t).is_some());
-    if !parallel || buf.len() <= CHUNK_BYTES * 2 {
+    let chunk = chunk_bytes();
+    if !parallel || buf.len() <= chunk * 2 {
         return scan_chunk(buf, (0, buf.len()), set, cap, &fw);
     }
     let mut bounds = vec![0usize];
-    let mut pos = CHUNK_BYTES;
+    let mut pos = chunk;
     while pos < buf.len() {
         match memchr::memchr(b'\n', &buf[pos..]) {
             Some(p) => {
                 bounds.push(pos + p + 1);
-                pos = pos + p + 1 + CHUNK_BYTES;
+                pos = pos + p + 1 + chunk;
             }
             None => break,
         }
@@ -219,6 +243,7 @@ impl ScanOutput {
         self.lines += p.lines;
         self.recognized += p.recognized;
         self.long_lines += p.long_lines;
+        self.lost_anchors += p.lost_anchors;
         for (a, b) in self.shapes.iter_mut().zip(p.shapes) {
             *a += b;
         }
@@ -309,7 +334,7 @@ pub fn scan_chunk(
     // Pass 1: the prefilter finds the candidate positions (few) in the whole region.
     let hits: Vec<usize> = set.prefilter.starts(region);
     let mut next_hit = 0usize;
-    let mut candidates: Vec<(usize, usize, u64)> = Vec::new();
+    let mut candidates: Vec<(usize, usize, u64, usize, usize)> = Vec::new();
     // Pass 2: count lines and recognized prefixes without allocating; number the candidate lines.
     let mut line_no = 0u64;
     let mut ls = 0usize;
@@ -319,10 +344,11 @@ pub fn scan_chunk(
         let line = trim_cr(&region[ls..le]);
         line_no += 1;
         if hits.get(next_hit).is_some_and(|&h| h <= le) {
-            candidates.push((start + ls, start + le, line_no));
+            let first = next_hit;
             while hits.get(next_hit).is_some_and(|&h| h <= le) {
                 next_hit += 1;
             }
+            candidates.push((start + ls, start + le, line_no, first, next_hit));
         }
         if line.len() > MAX_RECORD_BYTES {
             out.long_lines += 1;
@@ -349,12 +375,13 @@ pub fn scan_chunk(
     let mut event_lines = 0u64;
     let mut record_end = 0usize;
     let mut next_cap = cap.saturating_mul(2).max(4096);
-    for (ls, le, no) in candidates {
+    for (ls, le, no, h0, h1) in candidates {
         // a hit inside the continuation lines of the record just read belongs to that record
         if ls < record_end {
             continue;
         }
-        let (gave, end) = candidate(buf, (ls, le, no), set, &mut out, fw);
+        let far = long_line_window(buf, (ls, le), &hits[h0..h1], start, &mut out);
+        let (gave, end) = candidate(buf, (ls, le, no), far, (start, end), set, &mut out, fw);
         event_lines += gave as u64;
         record_end = end;
         let held = (out.events.len() + out.attachments.len()) as u64;
@@ -365,6 +392,29 @@ pub fn scan_chunk(
             next_cap = after.saturating_mul(2).max(next_cap);
         }
     }
+    // a record whose head is in this chunk is this chunk's, even where its continuation lines
+    // (the ones with the anchor) lie past its end: the next chunk leaves it alone
+    let mut prev = prev_line(buf, end).unwrap_or((start, start));
+    let mut at = end.saturating_sub(1);
+    for k in 1..=8u64 {
+        let Some((ns, ne)) = next_line(buf, at).filter(|_| end < buf.len()) else {
+            break;
+        };
+        let (pl, nl) = (trim_cr(&buf[prev.0..prev.1]), trim_cr(&buf[ns..ne]));
+        if !continues(pl, nl, fw) {
+            break;
+        }
+        let hits = set.prefilter.starts(&buf[ns..ne]);
+        if !hits.is_empty() && ns >= record_end {
+            let far = long_line_window(buf, (ns, ne), &hits, ns, &mut out);
+            let no = out.lines + k;
+            let (gave, e) = candidate(buf, (ns, ne, no), far, (start, end), set, &mut out, fw);
+            event_lines += gave as u64;
+            record_end = e;
+        }
+        prev = (ns, ne);
+        at = ne;
+    }
     crate::events::nvrm::collapse_bursts(&mut out.events, set.nvrm_recognizers());
     out.cap(cap);
     // event lines whose prefix was not understood still count as recognized
@@ -373,16 +423,63 @@ pub fn scan_chunk(
     out
 }
 
+/// The head of a line over [`MAX_RECORD_BYTES`] that recognizers read (its prefix and first
+/// words); with the window around its last anchor it fits the record cap.
+const LONG_HEAD: usize = 28 * 1024;
+/// Bytes of a long line kept before and after its last anchor.
+const LONG_AROUND: (usize, usize) = (8 * 1024, 27 * 1024);
+
+/// For a line over [`MAX_RECORD_BYTES`]: the window (offsets in the line) around its last anchor
+/// past [`LONG_HEAD`], which recognizers read after the head, so an anchor at the end of a huge
+/// line still raises its event without the line being copied. Anchors in neither part are
+/// counted in `out.lost_anchors`. `hits` are the line's anchor positions, relative to `start`.
+fn long_line_window(
+    buf: &[u8],
+    (ls, le): (usize, usize),
+    hits: &[usize],
+    start: usize,
+    out: &mut ScanOutput,
+) -> Option<(usize, usize)> {
+    let len = trim_cr(&buf[ls..le]).len();
+    if len <= MAX_RECORD_BYTES {
+        return None;
+    }
+    let rel = |h: &usize| (start + h).saturating_sub(ls);
+    let last = hits.last().map(rel).filter(|&h| h >= LONG_HEAD)?;
+    let w = (
+        last.saturating_sub(LONG_AROUND.0).max(LONG_HEAD),
+        (last + LONG_AROUND.1).min(len),
+    );
+    out.lost_anchors += hits
+        .iter()
+        .map(rel)
+        .filter(|&h| h >= LONG_HEAD && !(w.0..w.1).contains(&h))
+        .count() as u64;
+    Some(w)
+}
+
 /// Runs recognizers on one candidate line; returns whether the line had no known prefix but gave
-/// an event, and where the record (with its continuation lines) ends.
+/// an event, and where the record (with its continuation lines) ends. A line over
+/// [`MAX_RECORD_BYTES`] is read as its head and, when `far` is given, the window around its last
+/// anchor ([`long_line_window`]); never copied whole.
 fn candidate(
     buf: &[u8],
     (ls, le, line_no): (usize, usize, u64),
+    far: Option<(usize, usize)>,
+    own: (usize, usize),
     set: &RecognizerSet,
     out: &mut ScanOutput,
     fw: &FileWrappers,
 ) -> (bool, usize) {
-    let line = trim_cr(&buf[ls..le]);
+    let whole = trim_cr(&buf[ls..le]);
+    let view: Vec<u8>;
+    let line = match far {
+        Some((ws, we)) => {
+            view = [&whole[..LONG_HEAD], b" ... ", &whole[ws..we]].concat();
+            &view[..]
+        }
+        None => &whole[..whole.len().min(MAX_RECORD_BYTES)],
+    };
     // a hard wrap continues a wrapped line as wide as a terminal (or the wrap before it)
     let learned = fw.learned.as_deref();
     let wraps = |prev: &[u8], prev_wrapped: bool, l: &[u8]| {
@@ -406,6 +503,10 @@ fn candidate(
         head_start = ps;
         head_line_no -= 1;
         s = ps;
+    }
+    if head_start < own.0 || head_start >= own.1 {
+        // the record's head is in another chunk: that chunk reads it (see `scan_chunk`)
+        return (false, le);
     }
     let mut e = le;
     let mut last_wrapped = is_wrapped(parts[parts.len() - 1]);

@@ -134,7 +134,7 @@ const MAX_NOT_UNDERSTOOD_EXAMPLES: usize = 5;
 /// Why an input's warning means something was skipped or read only in part (`None`: nothing was
 /// skipped, e.g. a decoding note).
 fn skip_reason(w: &str) -> Option<&'static str> {
-    let table: [(&str, &'static str); 16] = [
+    let table: &[(&str, &'static str)] = &[
         (
             "not a regular file",
             "not a regular file (FIFO, socket or device)",
@@ -175,6 +175,30 @@ fn skip_reason(w: &str) -> Option<&'static str> {
             "link entries inside archives, never followed",
         ),
         ("is not supported", "unsupported compression"),
+        ("faultline's own", "faultline's own reports, skipped"),
+        ("empty file (0 bytes)", "empty compressed files"),
+        ("holds no data", "compressed streams without data"),
+        (
+            "member name with `..`",
+            "`..` member names in archives (read by name, never extracted)",
+        ),
+        (
+            "absolute member name",
+            "absolute member names in archives (read by name, never extracted)",
+        ),
+        ("sparse member", "sparse archive members (read)"),
+        (
+            "device or FIFO entry",
+            "device or FIFO entries in archives, skipped",
+        ),
+        (
+            "lay past the parts recognizers read",
+            "anchors lost inside over-long lines",
+        ),
+        (
+            "not parsed as a block",
+            "block formats too large to hold, scanned line by line",
+        ),
     ];
     if let Some((_, why)) = table.iter().find(|(k, _)| w.contains(k)) {
         return Some(why);

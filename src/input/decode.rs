@@ -1,0 +1,329 @@
+//! Decoders in threads of their own: a gzip or zstd stream, or the members of a tar, produced
+//! in chunks into bounded channels while the scanner reads the chunks before them, so that
+//! decoding overlaps scanning and memory stays at a few chunks per container, whatever the
+//! decoded size. The expansion ratio is checked here, as bytes are produced: per decoded stream
+//! and per tar member (against the compressed bytes consumed while that member was produced).
+
+use super::Limits;
+use std::io::Read;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::{Arc, Mutex};
+
+/// Bytes per chunk sent by a decoder.
+const CHUNK: usize = 1 << 20;
+/// Chunks in flight per stream.
+const QUEUE: usize = 4;
+/// The ratio cap is checked once a stream or member has produced this many bytes.
+pub const RATIO_FLOOR: u64 = 64 << 20;
+
+/// Problems a decoder met while producing one stream or member, read when it ends.
+pub type Notes = Arc<Mutex<Vec<String>>>;
+
+enum Msg {
+    Data(Vec<u8>),
+}
+
+/// The reading end of a decoder: the decoded bytes of one stream or tar member.
+pub struct ChannelReader {
+    rx: Receiver<Msg>,
+    cur: Vec<u8>,
+    pos: usize,
+    /// What the decoder had to say about this stream (read at its end).
+    pub notes: Notes,
+    /// Compressed bytes the decoder consumed so far (for the per-member ratio of a tar inside).
+    pub consumed: Option<Arc<AtomicU64>>,
+}
+
+impl Read for ChannelReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.pos >= self.cur.len() {
+            match self.rx.recv() {
+                Ok(Msg::Data(d)) => {
+                    self.cur = d;
+                    self.pos = 0;
+                }
+                Err(_) => return Ok(0),
+            }
+        }
+        let n = buf.len().min(self.cur.len() - self.pos);
+        buf[..n].copy_from_slice(&self.cur[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+fn note(notes: &Notes, s: String) {
+    notes.lock().unwrap_or_else(|e| e.into_inner()).push(s);
+}
+
+/// Counts the bytes read through it.
+struct Counting<R> {
+    inner: R,
+    n: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.n.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// Reads `r` in chunks into `tx` until its end, an error, the consumer leaving, or the ratio
+/// cap: `out / (consumed() - base)` past [`RATIO_FLOOR`]. Returns the bytes produced.
+fn pump(
+    r: &mut dyn Read,
+    tx: &SyncSender<Msg>,
+    notes: &Notes,
+    what: &str,
+    limits: &Limits,
+    consumed: &dyn Fn() -> u64,
+) -> u64 {
+    let mut out = 0u64;
+    loop {
+        let mut buf = vec![0u8; CHUNK];
+        let mut n = 0;
+        let mut end = None;
+        while n < CHUNK {
+            match r.read(&mut buf[n..]) {
+                Ok(0) => {
+                    end = Some(None);
+                    break;
+                }
+                Ok(k) => n += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    end = Some(Some(e));
+                    break;
+                }
+            }
+        }
+        buf.truncate(n);
+        out += n as u64;
+        let ratio_hit = out > RATIO_FLOOR && out / consumed().max(1) > limits.max_ratio;
+        if n > 0 && tx.send(Msg::Data(buf)).is_err() {
+            return out;
+        }
+        if ratio_hit {
+            note(notes, format!(
+                "{what}: expansion ratio passed {}:1 after {out} bytes (decompression bomb?); the rest is not read",
+                limits.max_ratio
+            ));
+            return out;
+        }
+        match end {
+            Some(None) => return out,
+            Some(Some(e)) => {
+                note(notes, format!(
+                    "{what}: corrupt or truncated stream after {out} decompressed bytes: {e}; the part before is analyzed"
+                ));
+                return out;
+            }
+            None => {}
+        }
+    }
+}
+
+/// Starts decoding a gzip (`gzip == true`) or zstd stream from `source` in a thread; returns
+/// the reader of the decoded bytes.
+pub fn spawn_stream(source: Box<dyn Read + Send>, gzip: bool, limits: Limits) -> ChannelReader {
+    let (tx, rx) = sync_channel(QUEUE);
+    let notes: Notes = Arc::default();
+    let consumed = Arc::new(AtomicU64::new(0));
+    let (n2, c2) = (notes.clone(), consumed.clone());
+    std::thread::spawn(move || {
+        let counted = Counting {
+            inner: source,
+            n: c2.clone(),
+        };
+        let what = if gzip { "gzip" } else { "zstd" };
+        let mut dec: Box<dyn Read> = if gzip {
+            Box::new(flate2::read::MultiGzDecoder::new(std::io::BufReader::new(
+                counted,
+            )))
+        } else {
+            match zstd::stream::read::Decoder::new(counted) {
+                Ok(d) => Box::new(d),
+                Err(e) => {
+                    note(&n2, format!("zstd: cannot start decoding: {e}"));
+                    return;
+                }
+            }
+        };
+        let produced = pump(&mut *dec, &tx, &n2, what, &limits, &|| {
+            c2.load(Ordering::Relaxed)
+        });
+        if produced == 0 && n2.lock().map(|n| n.is_empty()).unwrap_or(false) {
+            note(
+                &n2,
+                format!("{what}: the compressed stream holds no data (header only)"),
+            );
+        }
+    });
+    ChannelReader {
+        rx,
+        cur: Vec::new(),
+        pos: 0,
+        notes,
+        consumed: Some(consumed),
+    }
+}
+
+/// One member of a tar, as its decoder announces it.
+pub struct Member {
+    /// Name inside the archive.
+    pub name: String,
+    /// Modification time.
+    pub mtime: Option<i64>,
+    /// Oddities of its header (unsafe name, sparse).
+    pub warnings: Vec<String>,
+    /// Its bytes.
+    pub data: ChannelReader,
+}
+
+/// What a tar decoder sends: members in order, and warnings about the archive itself.
+pub enum TarItem {
+    /// The next member.
+    Member(Member),
+    /// A warning about the archive (corrupt header, link entry skipped, ...).
+    Warn(String),
+}
+
+/// Starts reading the tar in `source` in a thread; members come one at a time: the next one is
+/// announced once the consumer has dropped (or read to its end) the one before. `consumed`
+/// counts the compressed bytes below the tar, for the per-member ratio.
+pub fn spawn_tar(
+    source: Box<dyn Read + Send>,
+    consumed: Option<Arc<AtomicU64>>,
+    limits: Limits,
+) -> Receiver<TarItem> {
+    let (tx, rx) = sync_channel(0);
+    std::thread::spawn(move || read_tar(source, consumed, &limits, &tx));
+    rx
+}
+
+fn read_tar(
+    source: Box<dyn Read + Send>,
+    consumed: Option<Arc<AtomicU64>>,
+    limits: &Limits,
+    tx: &SyncSender<TarItem>,
+) {
+    let raw = Arc::new(AtomicU64::new(0));
+    let counted = Counting {
+        inner: source,
+        n: raw.clone(),
+    };
+    // below the tar: the compressed bytes of the stream it came from, else its own bytes
+    let below = consumed.unwrap_or(raw);
+    let mut archive = tar::Archive::new(counted);
+    let entries = match archive.entries() {
+        Ok(e) => e,
+        Err(e) => {
+            let _ = tx.send(TarItem::Warn(format!("tar: cannot read entries: {e}")));
+            return;
+        }
+    };
+    for (i, entry) in entries.enumerate() {
+        let mut entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                let _ = tx.send(TarItem::Warn(format!(
+                    "tar: corrupt header at entry {}: {e}; the entries after it are not read",
+                    i + 1
+                )));
+                return;
+            }
+        };
+        let name = entry
+            .path()
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| format!("entry{}", i + 1));
+        let kind = entry.header().entry_type();
+        if kind.is_symlink() || kind.is_hard_link() {
+            let w = format!(
+                "tar: {name}: link entry skipped (links inside archives are never followed)"
+            );
+            if tx.send(TarItem::Warn(w)).is_err() {
+                return;
+            }
+            continue;
+        }
+        let sparse = kind.is_gnu_sparse();
+        if !(kind.is_file() || sparse) {
+            if kind.is_character_special() || kind.is_block_special() || kind.is_fifo() {
+                let w = format!("tar: {name}: device or FIFO entry skipped (no data)");
+                if tx.send(TarItem::Warn(w)).is_err() {
+                    return;
+                }
+            }
+            continue;
+        }
+        let mut warnings = name_warnings(&name);
+        let size = entry.header().entry_size().unwrap_or(0);
+        if sparse {
+            warnings.push(format!(
+                "tar: sparse member ({size} bytes stored): read with its holes as NUL bytes"
+            ));
+        } else if is_pax_sparse(&mut entry) {
+            warnings.push(
+                "tar: PAX sparse member: read as stored (sparse map and data, holes left out)"
+                    .to_string(),
+            );
+        }
+        let mtime = entry.header().mtime().ok().map(|m| m as i64);
+        let (dtx, drx) = sync_channel(QUEUE);
+        let notes: Notes = Arc::default();
+        let member = Member {
+            name: name.clone(),
+            mtime,
+            warnings,
+            data: ChannelReader {
+                rx: drx,
+                cur: Vec::new(),
+                pos: 0,
+                notes: notes.clone(),
+                consumed: None,
+            },
+        };
+        if tx.send(TarItem::Member(member)).is_err() {
+            return;
+        }
+        let base = below.load(Ordering::Relaxed);
+        let b2 = below.clone();
+        pump(
+            &mut entry,
+            &dtx,
+            &notes,
+            &format!("tar member {name}"),
+            limits,
+            &|| b2.load(Ordering::Relaxed).saturating_sub(base),
+        );
+    }
+}
+
+/// Whether a PAX header marks the entry as a GNU sparse file (format 0.x or 1.0).
+fn is_pax_sparse<R: Read>(entry: &mut tar::Entry<'_, R>) -> bool {
+    let Ok(Some(ext)) = entry.pax_extensions() else {
+        return false;
+    };
+    ext.filter_map(Result::ok)
+        .any(|e| e.key().is_ok_and(|k| k.starts_with("GNU.sparse.")))
+}
+
+/// Warnings for a member name that would escape the folder it was extracted to.
+pub fn name_warnings(name: &str) -> Vec<String> {
+    let mut w = Vec::new();
+    if name.starts_with('/') {
+        w.push(format!(
+            "tar: {name}: absolute member name (read by name, never extracted)"
+        ));
+    }
+    if name.split(['/', '\\']).any(|c| c == "..") {
+        w.push(format!(
+            "tar: {name}: member name with `..` (read by name, never extracted)"
+        ));
+    }
+    w
+}
