@@ -85,12 +85,8 @@ struct AnalyzeArgs {
     /// Exit with status 1 when an incident has one of these root-cause layers (comma list).
     #[arg(long = "fail-on", value_delimiter = ',')]
     fail_on: Vec<String>,
-    /// Replace host names, IP/MAC addresses, user names, home paths and secrets with stable pseudonyms.
-    #[arg(long)]
-    redact: bool,
-    /// With --redact, also replace GPU serials and UUIDs.
-    #[arg(long)]
-    redact_serials: bool,
+    #[command(flatten)]
+    redact: RedactArgs,
     /// Cap on decompressed bytes per archive member or compressed file.
     #[arg(long, default_value_t = 4 << 30)]
     max_member_bytes: u64,
@@ -345,10 +341,16 @@ fn run_analyze(a: AnalyzeArgs, timeline_only: bool) -> ExitCode {
         },
         parallel_chunks: true,
     };
+    let key = match redaction_key(&a.redact, a.quiet) {
+        Ok(k) => k,
+        Err(code) => return code,
+    };
     let mut analysis = faultline::analyze(&opts, &knowledge);
+    let redactor = key.map(|k| faultline::redact::for_analysis(&k, &analysis));
     if !a.quiet {
         for w in &analysis.warnings {
-            eprintln!("faultline: warning: {}", report::terminal_safe(w));
+            let w = redactor.as_ref().map_or_else(|| w.clone(), |r| r.text(w));
+            eprintln!("faultline: warning: {}", report::terminal_safe(&w));
         }
     }
     if analysis.nothing_read() {
@@ -369,7 +371,11 @@ fn run_analyze(a: AnalyzeArgs, timeline_only: bool) -> ExitCode {
             i.warnings.push(w.to_string());
         }
     }
-    let rep = report::json::build(&analysis, &knowledge.catalog);
+    let mut rep = report::json::build(&analysis, &knowledge.catalog);
+    // --redact: a pass over the report's values, before any format renders them
+    if let Some(r) = &redactor {
+        r.report(&mut rep);
+    }
     // --format, else the extension of -o FILE, else text on a terminal and JSON otherwise
     let by_extension = match extension(a.output.as_deref()).as_deref() {
         Some("json") => Some(OutFormat::Json),
@@ -385,10 +391,6 @@ fn run_analyze(a: AnalyzeArgs, timeline_only: bool) -> ExitCode {
             OutFormat::Json
         },
     );
-    let redactor = (a.redact || a.redact_serials).then(|| {
-        report::redact::Redactor::new(&report::known_hosts(&analysis), a.redact_serials)
-            .with_serials(&report::known_serials(&analysis))
-    });
     let text = match (format, timeline_only) {
         (OutFormat::Json, false) => report::json::to_string(&rep),
         (OutFormat::Json, true) => {
@@ -396,17 +398,10 @@ fn run_analyze(a: AnalyzeArgs, timeline_only: bool) -> ExitCode {
             s.push('\n');
             s
         }
-        (OutFormat::Markdown, _) => {
-            report::markdown::render(&rep, &knowledge.catalog, redactor.as_ref())
-        }
-        (OutFormat::Html, _) => report::html::render(&rep, &knowledge.catalog, redactor.as_ref()),
+        (OutFormat::Markdown, _) => report::markdown::render(&rep, &knowledge.catalog),
+        (OutFormat::Html, _) => report::html::render(&rep, &knowledge.catalog),
         (OutFormat::Text, true) => report::text::render_timeline(&rep),
         (OutFormat::Text, false) => report::text::render(&rep),
-    };
-    // HTML and Markdown redact each text before escaping it; the other formats are redacted whole
-    let text = match &redactor {
-        Some(r) if !matches!(format, OutFormat::Html | OutFormat::Markdown) => r.apply(&text),
-        _ => text,
     };
     if let Err(e) = write_output(a.output.as_deref(), &text, &a.paths) {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
@@ -586,6 +581,8 @@ struct ScanArgs {
     /// occurrences are counted, not kept, so counts stay exact.
     #[arg(long, default_value_t = faultline::scan::DEFAULT_EVENTS_PER_KIND, value_parser = clap::value_parser!(u64).range(1..))]
     max_events_per_kind: u64,
+    #[command(flatten)]
+    redact: RedactArgs,
 }
 
 #[derive(Args)]
@@ -603,6 +600,45 @@ struct MergeArgs {
     /// No warnings on stderr.
     #[arg(long)]
     quiet: bool,
+    #[command(flatten)]
+    redact: RedactArgs,
+}
+
+/// `--redact` and its key (analyze, timeline, scan, merge).
+#[derive(Args)]
+struct RedactArgs {
+    /// Replace host names (folder names included), addresses, user names, secrets, cluster,
+    /// job and machine ids, GPU UUIDs and serials with keyed aliases (`host-1a2b3c4d5e6f`).
+    #[arg(long)]
+    redact: bool,
+    /// Same as --redact (serials and UUIDs are always redacted now).
+    #[arg(long, hide = true)]
+    redact_serials: bool,
+    /// Key of the aliases (implies --redact): the same key gives the same aliases in every
+    /// format and run. Default: $FAULTLINE_REDACT_KEY, else a random key printed on stderr.
+    #[arg(long, value_name = "KEY")]
+    redact_key: Option<String>,
+}
+
+/// The key of this run when redaction is asked for; a random one is printed on stderr so that
+/// a later run can give the same aliases.
+fn redaction_key(r: &RedactArgs, quiet: bool) -> Result<Option<faultline::redact::Key>, ExitCode> {
+    if !(r.redact || r.redact_serials || r.redact_key.is_some()) {
+        return Ok(None);
+    }
+    match faultline::redact::Key::for_run(r.redact_key.as_deref()) {
+        Ok((k, Some(text))) => {
+            if !quiet {
+                eprintln!("faultline: redaction key of this run (give it as --redact-key or {} to get the same aliases again): {text}", faultline::redact::KEY_ENV);
+            }
+            Ok(Some(k))
+        }
+        Ok((k, None)) => Ok(Some(k)),
+        Err(e) => {
+            eprintln!("faultline: --redact: no random key could be drawn ({e}); give --redact-key");
+            Err(ExitCode::from(2))
+        }
+    }
 }
 
 /// --format, else the extension of -o FILE (`.jsonl`, `.json`, `.ndjson`; `.txt`), else text on
@@ -680,7 +716,17 @@ fn run_scan(a: ScanArgs) -> ExitCode {
         },
         progress: !a.quiet && std::io::stderr().is_terminal(),
     };
-    let result = fleet::scan(&opts, &knowledge);
+    let key = match redaction_key(&a.redact, a.quiet) {
+        Ok(k) => k,
+        Err(code) => return code,
+    };
+    let mut result = fleet::scan(&opts, &knowledge);
+    if let Some(k) = &key {
+        let r =
+            faultline::redact::Redactor::new(k, &faultline::redact::fleet::known(&result.lines));
+        r.fleet(&mut result.lines, &mut result.summary);
+        r.all(&mut result.notes);
+    }
     if !a.quiet {
         for n in &result.notes {
             eprintln!("faultline: note: {}", report::terminal_safe(n));
@@ -724,7 +770,16 @@ fn run_scan(a: ScanArgs) -> ExitCode {
 
 fn run_merge(a: MergeArgs) -> ExitCode {
     use faultline::fleet;
-    let m = fleet::merge(&a.files);
+    let key = match redaction_key(&a.redact, a.quiet) {
+        Ok(k) => k,
+        Err(code) => return code,
+    };
+    let mut m = fleet::merge(&a.files);
+    if let Some(k) = &key {
+        let r = faultline::redact::Redactor::new(k, &faultline::redact::fleet::known(&m.lines));
+        r.fleet(&mut m.lines, &mut m.summary);
+        r.all(&mut m.warnings);
+    }
     if !a.quiet {
         for w in &m.warnings {
             eprintln!("faultline: warning: {}", report::terminal_safe(w));

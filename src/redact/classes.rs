@@ -125,7 +125,10 @@ pub fn parse(text: &str) -> Result<(Vec<Class>, Vec<String>), String> {
             Some(x) => return Err(format!("class {}: unknown canon `{x}`", c.name)),
         };
         if !c.prefix.bytes().all(|b| b.is_ascii_alphanumeric()) {
-            return Err(format!("class {}: prefix must be letters and digits", c.name));
+            return Err(format!(
+                "class {}: prefix must be letters and digits",
+                c.name
+            ));
         }
         out.push(Class {
             name: c.name,
@@ -184,7 +187,8 @@ pub fn check(c: Check, text: &str, s: usize, e: usize) -> Option<(usize, usize)>
         Check::Ipv4 => {
             let ip: Ipv4Addr = v.parse().ok()?;
             let dotted_before = s >= 2 && b[s - 1] == b'.' && b[s - 2].is_ascii_digit();
-            let dotted_after = b.get(e) == Some(&b'.') && b.get(e + 1).is_some_and(u8::is_ascii_digit);
+            let dotted_after =
+                b.get(e) == Some(&b'.') && b.get(e + 1).is_some_and(u8::is_ascii_digit);
             (!dotted_before && !dotted_after && !ip.is_loopback() && !ip.is_unspecified())
                 .then_some((s, e))
         }
@@ -203,7 +207,9 @@ pub fn check(c: Check, text: &str, s: usize, e: usize) -> Option<(usize, usize)>
             // `c10d::abc` parses: a compressed address of two groups must look like one
             let plausible = groups >= 3
                 || t.starts_with("::")
-                || ["fe8", "fc", "fd", "ff0", "2"].iter().any(|p| t.starts_with(p));
+                || ["fe8", "fc", "fd", "ff0", "2"]
+                    .iter()
+                    .any(|p| t.starts_with(p));
             plausible.then_some((s, s + t.len()))
         }
         Check::HasDigit => v.bytes().any(|c| c.is_ascii_digit()).then_some((s, e)),
@@ -212,13 +218,17 @@ pub fn check(c: Check, text: &str, s: usize, e: usize) -> Option<(usize, usize)>
             let ok = short.bytes().any(|c| c.is_ascii_digit()) && !device_like(short);
             ok.then(|| host_domain(text, s, e))
         }
-        Check::PodName => v.bytes().any(|c| c.is_ascii_digit() || c == b'-').then_some((s, e)),
+        Check::PodName => v
+            .bytes()
+            .any(|c| c.is_ascii_digit() || c == b'-')
+            .then_some((s, e)),
         Check::Domain => {
             let lower = v.to_ascii_lowercase();
             let public = PUBLIC_DOMAINS
                 .iter()
                 .any(|d| lower == *d || lower.ends_with(&format!(".{d}")));
-            let longer = b.get(e) == Some(&b'.') && b.get(e + 1).is_some_and(u8::is_ascii_alphanumeric);
+            let longer =
+                b.get(e) == Some(&b'.') && b.get(e + 1).is_some_and(u8::is_ascii_alphanumeric);
             (!public && !longer).then_some((s, e))
         }
         Check::HostDomain => Some(host_domain(text, s, e)),
@@ -263,7 +273,10 @@ pub fn canonical(c: Canon, v: &str) -> String {
         }
         Canon::Host => v.split('.').next().unwrap_or(v).to_ascii_lowercase(),
         Canon::Hex => {
-            let v = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")).unwrap_or(v);
+            let v = v
+                .strip_prefix("0x")
+                .or_else(|| v.strip_prefix("0X"))
+                .unwrap_or(v);
             v.chars()
                 .filter(char::is_ascii_hexdigit)
                 .map(|c| c.to_ascii_lowercase())
@@ -281,11 +294,20 @@ mod tests {
         let (classes, keep) = builtin();
         assert!(classes.len() >= 30, "{} classes", classes.len());
         assert!(keep.len() >= 10);
-        assert_eq!(canonical(Canon::Ip, "2001:0db8:0000:0000:0000:0000:0000:0001"), "2001:db8::1");
+        assert_eq!(
+            canonical(Canon::Ip, "2001:0db8:0000:0000:0000:0000:0000:0001"),
+            "2001:db8::1"
+        );
         assert_eq!(canonical(Canon::Ip, "[2001:db8::1]"), "2001:db8::1");
-        assert_eq!(canonical(Canon::Mac, "0C-42-A1-03-00-13"), "0c:42:a1:03:00:13");
+        assert_eq!(
+            canonical(Canon::Mac, "0C-42-A1-03-00-13"),
+            "0c:42:a1:03:00:13"
+        );
         assert_eq!(canonical(Canon::Mac, "0c42.a103.0013"), "0c:42:a1:03:00:13");
-        assert_eq!(canonical(Canon::Host, "GPU-Node-07.cluster.local"), "gpu-node-07");
+        assert_eq!(
+            canonical(Canon::Host, "GPU-Node-07.cluster.local"),
+            "gpu-node-07"
+        );
         assert_eq!(canonical(Canon::Hex, "0x0C42a103"), "0c42a103");
         assert!(device_like("eth0") && device_like("mlx5") && device_like("nvme0n1"));
         assert!(!device_like("dgx17") && !device_like("gpu-node-07"));

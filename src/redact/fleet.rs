@@ -5,11 +5,19 @@
 use super::{Known, Redactor};
 use crate::fleet::BundleLine;
 
-/// The hosts and serials that lines name: the hosts of bundles, incidents and GPUs.
+/// The hosts and serials that lines name: the hosts of bundles, incidents and GPUs, and the
+/// folder names between the scan root and each bundle that start with a letter and hold a digit
+/// (`rack12/dgx-b200-4/…`: a folder per host, rack or cluster above the bundle's own).
 pub fn known(lines: &[BundleLine]) -> Known {
     let mut k = Known::default();
     for l in lines {
         k.hosts.extend(l.host.iter().cloned());
+        let folders = l.key.split(['/', '\\']).filter(|c| {
+            c.starts_with(|ch: char| ch.is_ascii_alphabetic())
+                && c.bytes().any(|ch| ch.is_ascii_digit())
+                && !c.contains('.')
+        });
+        k.hosts.extend(folders.map(str::to_string));
         for i in &l.incidents {
             k.hosts.extend(i.host.iter().cloned());
             k.hosts.extend(i.hosts.iter().cloned());

@@ -101,7 +101,8 @@ impl Rule {
 struct Span {
     start: usize,
     end: usize,
-    rank: usize,
+    /// The rule and its pattern.
+    rank: (usize, usize),
     replacement: Option<String>,
 }
 
@@ -119,7 +120,10 @@ fn builtin_rules() -> &'static [Rule] {
 /// Names worth nothing to hide and common enough to hurt: never treated as hosts.
 fn plain_host(h: &str) -> bool {
     h.len() < 2
-        || matches!(h.to_ascii_lowercase().as_str(), "localhost" | "(none)" | "unknown" | "none")
+        || matches!(
+            h.to_ascii_lowercase().as_str(),
+            "localhost" | "(none)" | "unknown" | "none"
+        )
         || h.parse::<std::net::IpAddr>().is_ok()
         || h.bytes().all(|c| c.is_ascii_digit() || c == b'.')
         || h.bytes().any(|c| c.is_ascii_whitespace())
@@ -161,7 +165,11 @@ fn alternatives(prefix: &str, alts: Vec<String>, domain: bool, canon: Canon) -> 
     Some(Rule {
         prefix: prefix.into(),
         patterns: vec![re],
-        check: if domain { Check::HostDomain } else { Check::None },
+        check: if domain {
+            Check::HostDomain
+        } else {
+            Check::None
+        },
         canon,
         keep: false,
         bounded: true,
@@ -220,7 +228,10 @@ impl Redactor {
         m.update(&[0]);
         m.update(canonical.as_bytes());
         let d = m.finalize().into_bytes();
-        let hex: String = d[..ALIAS_HEX / 2].iter().map(|x| format!("{x:02x}")).collect();
+        let hex: String = d[..ALIAS_HEX / 2]
+            .iter()
+            .map(|x| format!("{x:02x}"))
+            .collect();
         format!("{prefix}-{hex}")
     }
 
@@ -289,27 +300,60 @@ impl Redactor {
     }
 
     /// Every value found in `t`, non-overlapping, in order.
+    ///
+    /// Where two values overlap, the one that starts first wins (then the longer, then the
+    /// earlier rule); the pattern of a value that reaches past the winner is searched again
+    /// from the winner's end, so that an overlap never hides the rest of a value
+    /// (`0c:42:a1:03:00:99-bwayne@example.com`: a MAC, then an address).
     fn spans(&self, t: &str) -> Vec<Span> {
         let mut found = Vec::new();
         for (rank, rule) in self.rules.iter().enumerate() {
-            for re in &rule.patterns {
-                self.find(rule, rank, re, t, &mut found);
+            for (p, re) in rule.patterns.iter().enumerate() {
+                self.find(rule, (rank, p), re, t, 0, &mut found);
             }
         }
-        found.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end), s.rank));
+        let order = |s: &Span| (s.start, std::cmp::Reverse(s.end), s.rank);
+        found.sort_by_key(order);
         let mut out: Vec<Span> = Vec::with_capacity(found.len());
-        for s in found {
-            if out.last().is_none_or(|l| s.start >= l.end) {
-                out.push(s);
+        let mut i = 0;
+        while i < found.len() {
+            let last_end = out.last().map_or(0, |l| l.end);
+            if found[i].start >= last_end {
+                out.push(found.remove(i));
+                continue;
             }
+            if found[i].end > last_end {
+                let (rank, p) = found[i].rank;
+                let rule = &self.rules[rank];
+                let mut again = Vec::new();
+                self.find(rule, (rank, p), &rule.patterns[p], t, last_end, &mut again);
+                for s in again {
+                    let at = found.partition_point(|x| order(x) <= order(&s));
+                    let dup = found[i..at]
+                        .iter()
+                        .any(|x| x.start == s.start && x.end == s.end && x.rank == s.rank);
+                    if !dup && at > i {
+                        found.insert(at, s);
+                    }
+                }
+            }
+            i += 1;
         }
         out
     }
 
-    fn find(&self, rule: &Rule, rank: usize, re: &Regex, t: &str, found: &mut Vec<Span>) {
+    fn find(
+        &self,
+        rule: &Rule,
+        rank: (usize, usize),
+        re: &Regex,
+        t: &str,
+        from: usize,
+        found: &mut Vec<Span>,
+    ) {
         let b = t.as_bytes();
         let names: Vec<&str> = re.capture_names().flatten().collect();
-        let mut pos = 0;
+        let mut pos = from;
         while pos <= t.len() {
             let Some(c) = re.captures_at(t, pos) else {
                 break;
@@ -341,11 +385,14 @@ impl Redactor {
                 let Some(m) = m.filter(|m| m.end() > m.start()) else {
                     continue;
                 };
-                let touches = |i: Option<&u8>| i.is_some_and(u8::is_ascii_alphanumeric);
-                if rule.bounded
-                    && (touches(m.start().checked_sub(1).and_then(|i| b.get(i)))
-                        || touches(b.get(m.end())))
-                {
+                // a value that starts (ends) with a letter or digit must not have one before
+                // (after) it: `xgpu-node-07` is no host, `-bwayne@…` after a MAC is an address
+                let alnum = |i: Option<&u8>| i.is_some_and(u8::is_ascii_alphanumeric);
+                let glued_before = alnum(b.get(m.start()))
+                    && alnum(m.start().checked_sub(1).and_then(|i| b.get(i)));
+                let glued_after =
+                    alnum(m.end().checked_sub(1).and_then(|i| b.get(i))) && alnum(b.get(m.end()));
+                if rule.bounded && (glued_before || glued_after) {
                     continue;
                 }
                 let checked = if own {

@@ -103,7 +103,9 @@ impl Redactor {
         self.hosts(&mut i.hosts);
         self.all(&mut i.gpus);
         self.put(&mut i.root_cause.summary);
-        i.alternatives.iter_mut().for_each(|a| self.put(&mut a.summary));
+        i.alternatives
+            .iter_mut()
+            .for_each(|a| self.put(&mut a.summary));
         self.all(&mut i.actions);
         self.all(&mut i.missing_data);
         if let Some(s) = &mut i.slowdown {

@@ -70,7 +70,10 @@ fn escapes_are_boundaries_not_hiding_places() {
     }
     // the escapes themselves stay where they were
     let out = r.text("\u{1b}[32mgpu-node-09\u{1b}[0m");
-    assert!(out.starts_with("\u{1b}[32mhost-") && out.ends_with("\u{1b}[0m"), "{out}");
+    assert!(
+        out.starts_with("\u{1b}[32mhost-") && out.ends_with("\u{1b}[0m"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -93,7 +96,10 @@ fn one_value_one_alias_whatever_the_spelling_and_the_field() {
     // an alias is never redacted again (scan output through merge --redact)
     assert_eq!(r.text(&a), a);
     assert_eq!(r.host(&a), a);
-    assert_eq!(r.text(&format!("peer {v6} {mac}")), format!("peer {v6} {mac}"));
+    assert_eq!(
+        r.text(&format!("peer {v6} {mac}")),
+        format!("peer {v6} {mac}")
+    );
 }
 
 #[test]
@@ -138,7 +144,10 @@ fn structured_values() {
         serials: ["1324021076543".to_string()].into(),
     };
     let k = Redactor::new(&key("test-key"), &known);
-    assert_eq!(k.text("| 1324021076543 |"), format!("| {} |", k.serial("1324021076543")));
+    assert_eq!(
+        k.text("| 1324021076543 |"),
+        format!("| {} |", k.serial("1324021076543"))
+    );
 }
 
 #[test]

@@ -20,7 +20,9 @@ pub struct View {
 impl View {
     /// The view of `s`; `None` when `s` holds nothing to rewrite (the view is `s` itself).
     pub fn new(s: &str) -> Option<View> {
-        if !s.bytes().any(|b| b == b'\\' || b == b'^' || b < 0x20 || b == 0x7f)
+        if !s
+            .bytes()
+            .any(|b| b == b'\\' || b == b'^' || b < 0x20 || b == 0x7f)
             && !s.chars().any(|c| ('\u{80}'..='\u{9f}').contains(&c))
         {
             return None;
