@@ -611,8 +611,8 @@ struct RedactArgs {
     /// job and machine ids, GPU UUIDs and serials with keyed aliases (`host-1a2b3c4d5e6f`).
     #[arg(long)]
     redact: bool,
-    /// Same as --redact (serials and UUIDs are always redacted now).
-    #[arg(long, hide = true)]
+    /// Same as --redact, kept for scripts: serials and UUIDs are always redacted now.
+    #[arg(long)]
     redact_serials: bool,
     /// Key of the aliases (implies --redact): the same key gives the same aliases in every
     /// format and run. Default: $FAULTLINE_REDACT_KEY, else a random key printed on stderr.
