@@ -668,9 +668,20 @@ fn run_scan(a: ScanArgs) -> ExitCode {
     let shard = a.shard.unwrap_or(fleet::Shard::ALL);
     if a.list {
         let found = fleet::discover(&a.paths);
-        let bundles = fleet::scan::select(found.bundles, shard);
+        let mut bundles = fleet::scan::select(found.bundles, shard);
+        let mut notes = found.notes;
+        match redaction_key(&a.redact, a.quiet) {
+            Ok(Some(k)) => {
+                let known = faultline::redact::fleet::known_bundles(&bundles);
+                let r = faultline::redact::Redactor::new(&k, &known);
+                bundles.iter_mut().for_each(|b| r.bundle(b));
+                r.all(&mut notes);
+            }
+            Ok(None) => {}
+            Err(code) => return code,
+        }
         if !a.quiet {
-            for n in &found.notes {
+            for n in &notes {
                 eprintln!("faultline: note: {}", report::terminal_safe(n));
             }
         }

@@ -1,7 +1,7 @@
 //! `--redact` end to end: one value of every class of identifier is planted in log lines, file
 //! names and folder names (folder per host), and no planted value survives in any output:
-//! analyze as text, JSON, Markdown and HTML, the timeline, scan (JSON Lines and text), merge,
-//! and the warnings on stderr. One key gives one alias everywhere, another key other aliases.
+//! analyze as text, JSON, Markdown and HTML, the timeline, scan (JSON Lines, text, `--list`),
+//! merge, and the warnings on stderr. One key gives one alias everywhere, another key other aliases.
 
 mod common;
 use common::*;
@@ -283,6 +283,8 @@ fn no_planted_value_survives_in_any_format() {
     let red_shard = dir.path().join("red.jsonl");
     std::fs::write(&red_shard, &outputs[6].1).unwrap();
     let (merged_red, _) = ok(&["merge", "--format", "jsonl", red_shard.to_str().unwrap()]);
+    let (out, err) = ok(&["scan", "--list", "--redact-key", key, scan_root]);
+    outputs.push(("scan --list".into(), out, err));
     for (what, out, err) in &outputs {
         let left = survivors(out);
         assert!(left.is_empty(), "{what}: survivors {left:?}");

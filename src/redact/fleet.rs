@@ -3,7 +3,7 @@
 //! every count stays what it was), so that the summary cannot hold what the lines do not.
 
 use super::{Known, Redactor};
-use crate::fleet::BundleLine;
+use crate::fleet::{Bundle, BundleLine};
 
 /// The hosts and serials that lines name: the hosts of bundles, incidents and GPUs, and the
 /// folder names between the scan root and each bundle that start with a letter and hold a digit
@@ -12,12 +12,7 @@ pub fn known(lines: &[BundleLine]) -> Known {
     let mut k = Known::default();
     for l in lines {
         k.hosts.extend(l.host.iter().cloned());
-        let folders = l.key.split(['/', '\\']).filter(|c| {
-            c.starts_with(|ch: char| ch.is_ascii_alphabetic())
-                && c.bytes().any(|ch| ch.is_ascii_digit())
-                && !c.contains('.')
-        });
-        k.hosts.extend(folders.map(str::to_string));
+        k.hosts.extend(key_folders(&l.key));
         for i in &l.incidents {
             k.hosts.extend(i.host.iter().cloned());
             k.hosts.extend(i.hosts.iter().cloned());
@@ -38,7 +33,44 @@ pub fn known(lines: &[BundleLine]) -> Known {
     k
 }
 
+/// The folder names of a shard key that may name a host, rack or cluster: a letter first, a
+/// digit in it, no dot (not a file name).
+fn key_folders(key: &str) -> impl Iterator<Item = String> + '_ {
+    key.split(['/', '\\'])
+        .filter(|c| {
+            c.starts_with(|ch: char| ch.is_ascii_alphabetic())
+                && c.bytes().any(|ch| ch.is_ascii_digit())
+                && !c.contains('.')
+        })
+        .map(str::to_string)
+}
+
+/// The hosts that `scan --list` shows: the bundles' host hints and key folders.
+pub fn known_bundles(bundles: &[Bundle]) -> Known {
+    let mut k = Known::default();
+    for b in bundles {
+        k.hosts.extend(b.host_hint.iter().cloned());
+        k.hosts.extend(key_folders(&b.key));
+    }
+    k
+}
+
 impl Redactor {
+    /// Redacts what `scan --list` shows of a bundle, in place.
+    pub fn bundle(&self, b: &mut Bundle) {
+        self.put(&mut b.name);
+        self.put(&mut b.key);
+        self.opt_host(&mut b.host_hint);
+        self.opt(&mut b.error);
+        for f in &mut b.files {
+            let shown = f.to_string_lossy();
+            let red = self.text(&shown);
+            if red != shown {
+                *f = red.into();
+            }
+        }
+    }
+
     /// Redacts one bundle line in place.
     pub fn bundle_line(&self, l: &mut BundleLine) {
         self.put(&mut l.bundle);

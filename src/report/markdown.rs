@@ -454,7 +454,7 @@ mod tests {
 
     #[test]
     fn long_timelines_are_capped_with_the_first_fault_kept_and_marked() {
-        let md = render(&crowded(), &Catalog::builtin(), None);
+        let md = render(&crowded(), &Catalog::builtin());
         let rows: Vec<&str> = md
             .lines()
             .skip_while(|l| !l.starts_with("| mark |"))
