@@ -52,6 +52,8 @@ pub enum Check {
     Domain,
     /// A host name followed by domain labels: trailing file extensions (`.log`) are left out.
     HostDomain,
+    /// Not a `0x` number (`startToken = 0x2d0f` in a driver line is a register, not a secret).
+    NotHexLiteral,
 }
 
 /// How a value is normalized before it is keyed.
@@ -113,6 +115,7 @@ pub fn parse(text: &str) -> Result<(Vec<Class>, Vec<String>), String> {
             Some("host_like") => Check::HostLike,
             Some("pod_name") => Check::PodName,
             Some("domain") => Check::Domain,
+            Some("not_hex_literal") => Check::NotHexLiteral,
             Some(x) => return Err(format!("class {}: unknown check `{x}`", c.name)),
         };
         let canon = match c.canon.as_deref() {
@@ -232,6 +235,11 @@ pub fn check(c: Check, text: &str, s: usize, e: usize) -> Option<(usize, usize)>
             (!public && !longer).then_some((s, e))
         }
         Check::HostDomain => Some(host_domain(text, s, e)),
+        Check::NotHexLiteral => {
+            let hex = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X"));
+            (!hex.is_some_and(|h| !h.is_empty() && h.bytes().all(|c| c.is_ascii_hexdigit())))
+                .then_some((s, e))
+        }
     }
 }
 

@@ -101,8 +101,8 @@ impl Rule {
 struct Span {
     start: usize,
     end: usize,
-    /// The rule and its pattern.
-    rank: (usize, usize),
+    /// The rule.
+    rank: usize,
     replacement: Option<String>,
 }
 
@@ -301,59 +301,61 @@ impl Redactor {
 
     /// Every value found in `t`, non-overlapping, in order.
     ///
-    /// Where two values overlap, the one that starts first wins (then the longer, then the
-    /// earlier rule); the pattern of a value that reaches past the winner is searched again
-    /// from the winner's end, so that an overlap never hides the rest of a value
-    /// (`0c:42:a1:03:00:99-bwayne@example.com`: a MAC, then an address).
+    /// Rules are applied in their order: a value that overlaps one already taken keeps only
+    /// what lies outside it, and each such piece (trimmed of punctuation) is replaced by the
+    /// value's own alias, so that no part of a value survives an overlap
+    /// (`dinov2-nodes.cn-d003`: the host `cn-d003` is known, the rest is a domain's).
     fn spans(&self, t: &str) -> Vec<Span> {
         let mut found = Vec::new();
         for (rank, rule) in self.rules.iter().enumerate() {
-            for (p, re) in rule.patterns.iter().enumerate() {
-                self.find(rule, (rank, p), re, t, 0, &mut found);
+            for re in &rule.patterns {
+                self.find(rule, rank, re, t, &mut found);
             }
         }
-        let order = |s: &Span| (s.start, std::cmp::Reverse(s.end), s.rank);
-        found.sort_by_key(order);
-        let mut out: Vec<Span> = Vec::with_capacity(found.len());
-        let mut i = 0;
-        while i < found.len() {
-            let last_end = out.last().map_or(0, |l| l.end);
-            if found[i].start >= last_end {
-                out.push(found.remove(i));
-                continue;
+        found.sort_by_key(|s| (s.rank, s.start, std::cmp::Reverse(s.end)));
+        let b = t.as_bytes();
+        let mut taken: Vec<Span> = Vec::with_capacity(found.len());
+        for s in found {
+            let mut pieces = vec![(s.start, s.end)];
+            for x in taken.iter().filter(|x| x.start < s.end && s.start < x.end) {
+                pieces = pieces
+                    .into_iter()
+                    .flat_map(|(a, e)| [(a, e.min(x.start)), (a.max(x.end), e)])
+                    .filter(|(a, e)| a < e)
+                    .collect();
             }
-            if found[i].end > last_end {
-                let (rank, p) = found[i].rank;
-                let rule = &self.rules[rank];
-                let mut again = Vec::new();
-                self.find(rule, (rank, p), &rule.patterns[p], t, last_end, &mut again);
-                for s in again {
-                    let at = found.partition_point(|x| order(x) <= order(&s));
-                    let dup = found[i..at]
-                        .iter()
-                        .any(|x| x.start == s.start && x.end == s.end && x.rank == s.rank);
-                    if !dup && at > i {
-                        found.insert(at, s);
+            let whole = pieces == [(s.start, s.end)];
+            for (mut a, mut e) in pieces {
+                if !whole {
+                    let punct = |c: u8| c.is_ascii() && !c.is_ascii_alphanumeric();
+                    while a < e && punct(b[a]) {
+                        a += 1;
+                    }
+                    while e > a && punct(b[e - 1]) {
+                        e -= 1;
                     }
                 }
+                if a < e {
+                    let at = taken.partition_point(|x| x.start < a);
+                    taken.insert(
+                        at,
+                        Span {
+                            start: a,
+                            end: e,
+                            rank: s.rank,
+                            replacement: s.replacement.clone(),
+                        },
+                    );
+                }
             }
-            i += 1;
         }
-        out
+        taken
     }
 
-    fn find(
-        &self,
-        rule: &Rule,
-        rank: (usize, usize),
-        re: &Regex,
-        t: &str,
-        from: usize,
-        found: &mut Vec<Span>,
-    ) {
+    fn find(&self, rule: &Rule, rank: usize, re: &Regex, t: &str, found: &mut Vec<Span>) {
         let b = t.as_bytes();
         let names: Vec<&str> = re.capture_names().flatten().collect();
-        let mut pos = from;
+        let mut pos = 0;
         while pos <= t.len() {
             let Some(c) = re.captures_at(t, pos) else {
                 break;

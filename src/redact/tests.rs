@@ -76,6 +76,25 @@ fn escapes_are_boundaries_not_hiding_places() {
     );
 }
 
+/// Where two values overlap, no piece of either survives.
+#[test]
+fn overlapping_values_leave_no_piece() {
+    let r = with_hosts(&["cn-d003"]);
+    let out = r.text("dinov2-giant-nodes.cn-d003.nolog [stderr] frame #3");
+    assert!(!out.contains("d003") && !out.contains("dinov2"), "{out}");
+    assert!(
+        out.contains("host-") && out.ends_with(" [stderr] frame #3"),
+        "{out}"
+    );
+    let out = r.text("dmesg-0c:42:a1:03:00:99-bwayne@example.com.log");
+    assert!(
+        !out.contains("bwayne") && !out.contains("0c:42") && !out.contains(":99"),
+        "{out}"
+    );
+    let out = r.text("alice@gpu-node-07.example.com");
+    assert!(!out.contains("alice") && !out.contains("example"), "{out}");
+}
+
 #[test]
 fn one_value_one_alias_whatever_the_spelling_and_the_field() {
     let r = with_hosts(&["gpu-node-07"]);
