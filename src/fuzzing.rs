@@ -398,13 +398,17 @@ fn report_all(a: &crate::Analysis, k: &Knowledge) {
     }
     let _ = crate::report::text::render(&rep);
     let _ = crate::report::text::render_timeline(&rep);
-    let red = crate::report::redact::Redactor::new(&crate::report::known_hosts(a), true);
-    let md = crate::report::markdown::render(&rep, &k.catalog, None);
-    let _ = red.apply(&md);
-    let _ = crate::report::markdown::render(&rep, &k.catalog, Some(&red));
-    let _ = crate::report::html::render(&rep, &k.catalog, Some(&red));
-    let redacted = red.apply(&json);
+    let _ = crate::report::markdown::render(&rep, &k.catalog);
+    let _ = crate::report::html::render(&rep, &k.catalog);
+    // the redaction pass over the report's values, then every renderer of the redacted report
+    let red = crate::redact::for_analysis(&crate::redact::Key::new("fuzz"), a);
+    let mut hidden = rep.clone();
+    red.report(&mut hidden);
+    let redacted = crate::report::json::to_string(&hidden);
     serde_json::from_str::<serde_json::Value>(&redacted).expect("redacted JSON is valid");
+    let _ = crate::report::text::render(&hidden);
+    let _ = crate::report::markdown::render(&hidden, &k.catalog);
+    let _ = crate::report::html::render(&hidden, &k.catalog);
 }
 
 /// The whole analyze pipeline on one in-memory input: containers decoded, format detected,

@@ -1,6 +1,9 @@
 //! `faultline analyze` and `faultline timeline`.
 
-use super::common::{load_knowledge, parse_fail_on, parse_tz, print_warnings, time_options};
+use super::common::{
+    load_knowledge, parse_fail_on, parse_tz, print_warnings, redaction_key, time_options,
+    RedactArgs,
+};
 use super::output::{extension, output_path, write_output};
 use clap::{Args, ValueEnum};
 use faultline::{report, Options};
@@ -58,12 +61,8 @@ pub(super) struct AnalyzeArgs {
     /// network_storage, platform, unknown, none (`any`: any incident).
     #[arg(long = "fail-on", value_delimiter = ',')]
     fail_on: Vec<String>,
-    /// Replace host names, IP/MAC addresses, user names, home paths and secrets with stable pseudonyms.
-    #[arg(long)]
-    redact: bool,
-    /// With --redact, also replace GPU serials and UUIDs.
-    #[arg(long)]
-    redact_serials: bool,
+    #[command(flatten)]
+    redact: RedactArgs,
     /// Cap on decompressed bytes per archive member or compressed file.
     #[arg(long, default_value_t = 4 << 30)]
     max_member_bytes: u64,
@@ -149,10 +148,14 @@ fn analyze(a: AnalyzeArgs, timeline_only: bool) -> Result<ExitCode, ExitCode> {
             &a.paths,
         )
     });
+    let key = redaction_key(&a.redact, a.quiet)?;
     let mut analysis = faultline::analyze(&opts, &knowledge);
     drop(spinner);
+    let redactor = key.map(|k| faultline::redact::for_analysis(&k, &analysis));
+    let shown = |w: &String| redactor.as_ref().map_or_else(|| w.clone(), |r| r.text(w));
     if !a.quiet {
-        print_warnings("warning", &analysis.warnings);
+        let warnings: Vec<String> = analysis.warnings.iter().map(shown).collect();
+        print_warnings("warning", &warnings);
     }
     if analysis.nothing_read() {
         // say why, even when there is only one input (a lone zip, an unreadable file)
@@ -161,8 +164,8 @@ fn analyze(a: AnalyzeArgs, timeline_only: bool) -> Result<ExitCode, ExitCode> {
                 for w in &i.warnings {
                     eprintln!(
                         "faultline: {}: {}",
-                        report::terminal_safe(&i.path),
-                        report::terminal_safe(w)
+                        report::terminal_safe(&shown(&i.path)),
+                        report::terminal_safe(&shown(w))
                     );
                 }
             }
@@ -180,12 +183,12 @@ fn analyze(a: AnalyzeArgs, timeline_only: bool) -> Result<ExitCode, ExitCode> {
         )));
     }
     note_empty_stdin(&mut analysis, a.quiet);
-    let rep = report::json::build(&analysis, &knowledge.catalog);
-    let redactor = (a.redact || a.redact_serials).then(|| {
-        report::redact::Redactor::new(&report::known_hosts(&analysis), a.redact_serials)
-            .with_serials(&report::known_serials(&analysis))
-    });
-    let mut text = render(format, timeline_only, &rep, &knowledge, redactor.as_ref());
+    let mut rep = report::json::build(&analysis, &knowledge.catalog);
+    // --redact: a pass over the report's values, before any format renders them
+    if let Some(r) = &redactor {
+        r.report(&mut rep);
+    }
+    let mut text = render(format, timeline_only, &rep, &knowledge);
     let to_stdout = output_path(a.output.as_deref()).is_none();
     if format == OutFormat::Text && a.color.enabled(to_stdout) {
         text = super::color::paint(&text, &rep);
@@ -324,21 +327,15 @@ fn render(
     timeline_only: bool,
     rep: &report::json::Report,
     knowledge: &faultline::Knowledge,
-    redactor: Option<&report::redact::Redactor>,
 ) -> String {
-    let text = match (format, timeline_only) {
+    match (format, timeline_only) {
         (OutFormat::Json, false) => report::json::to_string(rep),
         (OutFormat::Json, true) => timeline_json(rep),
         (OutFormat::Jsonl, _) => timeline_jsonl(rep),
-        (OutFormat::Markdown, _) => report::markdown::render(rep, &knowledge.catalog, redactor),
-        (OutFormat::Html, _) => report::html::render(rep, &knowledge.catalog, redactor),
+        (OutFormat::Markdown, _) => report::markdown::render(rep, &knowledge.catalog),
+        (OutFormat::Html, _) => report::html::render(rep, &knowledge.catalog),
         (OutFormat::Text, true) => report::text::render_timeline(rep),
         (OutFormat::Text, false) => report::text::render(rep),
-    };
-    // HTML and Markdown redact each text before escaping it; the other formats are redacted whole
-    match redactor {
-        Some(r) if !matches!(format, OutFormat::Html | OutFormat::Markdown) => r.apply(&text),
-        _ => text,
     }
 }
 

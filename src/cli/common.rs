@@ -146,3 +146,46 @@ mod tests {
         assert_ne!(a, warning_kind("shard-0.jsonl:12: unknown schema"));
     }
 }
+
+/// `--redact` and its key (analyze, timeline, scan, merge).
+#[derive(clap::Args)]
+pub(super) struct RedactArgs {
+    /// Replace host names (folder names included), addresses, user names, secrets, cluster,
+    /// job and machine ids, GPU UUIDs and serials with keyed aliases (`host-1a2b3c4d5e6f`).
+    #[arg(long)]
+    pub(super) redact: bool,
+    /// Same as --redact, kept for scripts: serials and UUIDs are always redacted now.
+    #[arg(long)]
+    pub(super) redact_serials: bool,
+    /// Key of the aliases (implies --redact): the same key gives the same aliases in every
+    /// format and run. Default: $FAULTLINE_REDACT_KEY, else a random key printed on stderr.
+    #[arg(long, value_name = "KEY")]
+    pub(super) redact_key: Option<String>,
+}
+
+/// The key of this run when redaction is asked for; a random one is printed on stderr so that
+/// a later run can give the same aliases.
+pub(super) fn redaction_key(
+    r: &RedactArgs,
+    quiet: bool,
+) -> Result<Option<faultline::redact::Key>, std::process::ExitCode> {
+    if !(r.redact || r.redact_serials || r.redact_key.is_some()) {
+        return Ok(None);
+    }
+    match faultline::redact::Key::for_run(r.redact_key.as_deref()) {
+        Ok((k, Some(text))) => {
+            if !quiet {
+                eprintln!(
+                    "faultline: redaction key of this run (give it as --redact-key or {} to get the same aliases again): {text}",
+                    faultline::redact::KEY_ENV
+                );
+            }
+            Ok(Some(k))
+        }
+        Ok((k, None)) => Ok(Some(k)),
+        Err(e) => {
+            eprintln!("faultline: --redact: no random key could be drawn ({e}); give --redact-key");
+            Err(std::process::ExitCode::from(2))
+        }
+    }
+}

@@ -1,6 +1,9 @@
 //! `faultline scan` and `faultline merge`.
 
-use super::common::{load_knowledge, parse_fail_on, parse_tz, print_warnings, time_options};
+use super::common::{
+    load_knowledge, parse_fail_on, parse_tz, print_warnings, redaction_key, time_options,
+    RedactArgs,
+};
 use super::output::{extension, output_path, write_output};
 use clap::{Args, ValueEnum};
 use faultline::report;
@@ -71,6 +74,8 @@ pub(super) struct ScanArgs {
     /// occurrences are counted, not kept, so counts stay exact.
     #[arg(long, default_value_t = faultline::scan::DEFAULT_EVENTS_PER_KIND, value_parser = clap::value_parser!(u64).range(1..))]
     max_events_per_kind: u64,
+    #[command(flatten)]
+    redact: RedactArgs,
 }
 
 #[derive(Args)]
@@ -93,6 +98,8 @@ pub(super) struct MergeArgs {
     /// shard outputs is checked the same way.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     expect: Option<u64>,
+    #[command(flatten)]
+    redact: RedactArgs,
 }
 
 /// --format, else the extension of -o FILE (`.jsonl`, `.json`, `.ndjson`; `.txt`), else text on
@@ -123,9 +130,20 @@ pub(super) fn run_scan(a: ScanArgs) -> ExitCode {
     let shard = a.shard.unwrap_or(fleet::Shard::ALL);
     if a.list {
         let found = fleet::discover(&a.paths);
-        let bundles = fleet::scan::select(found.bundles, shard);
+        let mut bundles = fleet::scan::select(found.bundles, shard);
+        let mut notes = found.notes;
+        match redaction_key(&a.redact, a.quiet) {
+            Ok(Some(k)) => {
+                let known = faultline::redact::fleet::known_bundles(&bundles);
+                let r = faultline::redact::Redactor::new(&k, &known);
+                bundles.iter_mut().for_each(|b| r.bundle(b));
+                r.all(&mut notes);
+            }
+            Ok(None) => {}
+            Err(code) => return code,
+        }
         if !a.quiet {
-            for n in &found.notes {
+            for n in &notes {
                 eprintln!("faultline: note: {}", report::terminal_safe(n));
             }
         }
@@ -163,7 +181,17 @@ pub(super) fn run_scan(a: ScanArgs) -> ExitCode {
         },
         progress: !a.quiet && std::io::stderr().is_terminal(),
     };
-    let result = fleet::scan(&opts, &knowledge);
+    let key = match redaction_key(&a.redact, a.quiet) {
+        Ok(k) => k,
+        Err(code) => return code,
+    };
+    let mut result = fleet::scan(&opts, &knowledge);
+    if let Some(k) = &key {
+        let r =
+            faultline::redact::Redactor::new(k, &faultline::redact::fleet::known(&result.lines));
+        r.fleet(&mut result.lines, &mut result.summary);
+        r.all(&mut result.notes);
+    }
     if !a.quiet {
         for n in &result.notes {
             eprintln!("faultline: note: {}", report::terminal_safe(n));
@@ -210,7 +238,17 @@ pub(super) fn run_scan(a: ScanArgs) -> ExitCode {
 
 pub(super) fn run_merge(a: MergeArgs) -> ExitCode {
     use faultline::fleet;
-    let m = fleet::merge(&a.files, a.expect);
+    let key = match redaction_key(&a.redact, a.quiet) {
+        Ok(k) => k,
+        Err(code) => return code,
+    };
+    let mut m = fleet::merge(&a.files, a.expect);
+    if let Some(k) = &key {
+        let r = faultline::redact::Redactor::new(k, &faultline::redact::fleet::known(&m.lines));
+        r.fleet(&mut m.lines, &mut m.summary);
+        r.all(&mut m.warnings);
+        r.all(&mut m.incomplete);
+    }
     if !a.quiet {
         print_warnings("warning", &m.warnings);
     }

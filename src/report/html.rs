@@ -2,9 +2,8 @@
 //! a Content-Security-Policy that forbids loading anything) with the content of the Markdown
 //! report and a timeline picture. Built from the same [`Report`] value as every other format.
 //!
-//! Every text that comes from the inputs goes through [`Page::t`]: redacted first when
-//! `--redact` is on (redacting the rendered page would let a pattern swallow markup), then
-//! escaped. Output is deterministic: no clock is read, maps are ordered, numbers have fixed
+//! Every text that comes from the inputs goes through [`Page::t`] and is escaped; with
+//! `--redact` the report's values were redacted before (`crate::redact`), never the page. Output is deterministic: no clock is read, maps are ordered, numbers have fixed
 //! precision.
 //!
 //! Incidents are rendered by [`incident`]; a slowdown incident's throughput section would be
@@ -17,7 +16,6 @@ mod timeline;
 
 use super::json::{EventJson, IncidentJson, Report};
 use super::postmortem::{self as pm, when};
-use super::redact::Redactor;
 use crate::catalog::Catalog;
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -57,10 +55,9 @@ pub fn escape(s: &str) -> String {
     o
 }
 
-/// How the page writes text from the report: redacted (when asked) and escaped; and which
-/// events have a table row that links can point to.
+/// How the page writes text from the report (escaped), and which events have a table row that
+/// links can point to.
 struct Page<'a> {
-    redactor: Option<&'a Redactor>,
     rows: BTreeSet<&'a str>,
 }
 
@@ -76,10 +73,7 @@ impl Page<'_> {
 
     /// Text from the report, ready for the page.
     fn t(&self, s: &str) -> String {
-        match self.redactor {
-            Some(r) => escape(&r.apply(s)),
-            None => escape(s),
-        }
+        escape(s)
     }
 }
 
@@ -135,11 +129,9 @@ footer{color:#666;font-size:12px;margin-top:30px}\n",
     c
 }
 
-/// Renders the HTML report. `redactor` replaces identifying values in every text from the report
-/// (apply it here, not to the rendered page).
-pub fn render(r: &Report, catalog: &Catalog, redactor: Option<&Redactor>) -> String {
+/// Renders the HTML report (of a report redacted beforehand with `--redact`).
+pub fn render(r: &Report, catalog: &Catalog) -> String {
     let p = Page {
-        redactor,
         rows: pm::table_rows(r, MAX_TABLE_ROWS)
             .0
             .iter()

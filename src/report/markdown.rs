@@ -5,15 +5,14 @@
 //! levels of a slowdown, each suspect GPU's identity, counters and RMA criteria, the job, the
 //! inputs, and what to attach.
 //!
-//! Every text from the inputs is redacted (with `--redact`) and then escaped (see [`escape`]), so
-//! that a redaction marker is text and no redaction pattern can eat the escaping.
+//! Every text from the inputs is escaped (see [`escape`]); with `--redact` the report's values
+//! were redacted before rendering (`crate::redact`), never the document.
 
 pub mod escape;
 mod sections;
 
 use super::json::{EventJson, IncidentJson, Report};
 use super::postmortem::{self as pm, Role};
-use super::redact::Redactor;
 use crate::catalog::Catalog;
 use escape::{row, Md};
 use std::collections::BTreeMap;
@@ -22,10 +21,9 @@ use std::fmt::Write;
 /// Most rows of the timeline table (evidence rows are kept past it; the JSON keeps all events).
 pub const MAX_TABLE_ROWS: usize = 100;
 
-/// Renders the Markdown report. `redactor` replaces identifying values in every text from the
-/// report before it is escaped (apply it here, not to the rendered document).
-pub fn render(r: &Report, catalog: &Catalog, redactor: Option<&Redactor>) -> String {
-    let m = Md::new(redactor);
+/// Renders the Markdown report (of a report redacted beforehand with `--redact`).
+pub fn render(r: &Report, catalog: &Catalog) -> String {
+    let m = Md::new();
     let events = pm::index(r);
     let mut o = String::new();
     summary(m, r, &mut o);
@@ -456,7 +454,7 @@ mod tests {
 
     #[test]
     fn long_timelines_are_capped_with_the_first_fault_kept_and_marked() {
-        let md = render(&crowded(), &Catalog::builtin(), None);
+        let md = render(&crowded(), &Catalog::builtin());
         let rows: Vec<&str> = md
             .lines()
             .skip_while(|l| !l.starts_with("| mark |"))

@@ -8,7 +8,6 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod postmortem;
-pub mod redact;
 mod terminal;
 pub use terminal::terminal_safe;
 pub mod text;

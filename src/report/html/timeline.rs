@@ -397,7 +397,6 @@ mod tests {
     fn crowded_pictures_fold_lanes_and_marks_but_keep_the_first_fault() {
         let r = crowded();
         let page = Page {
-            redactor: None,
             rows: BTreeSet::new(),
         };
         let svg = render(&page, &r);

@@ -7,39 +7,30 @@
 //! controls by their code point (as in the HTML report), so that a line can neither reorder what
 //! a reader sees nor act on a terminal; the JSON report keeps the bytes as read.
 
-use crate::report::redact::Redactor;
-
-/// How the report writes text from the inputs: redacted first (with `--redact`), then escaped, so
-/// that a redaction marker such as `<redacted>` is text and no pattern can swallow the escaping.
+/// How the report writes text from the inputs: escaped (with `--redact` the report's values
+/// were redacted before rendering, see `crate::redact`).
 #[derive(Clone, Copy, Default)]
-pub struct Md<'a> {
-    redactor: Option<&'a Redactor>,
-}
+pub struct Md;
 
-impl<'a> Md<'a> {
-    /// A writer that redacts with `redactor` when there is one.
-    pub fn new(redactor: Option<&'a Redactor>) -> Md<'a> {
-        Md { redactor }
+impl Md {
+    /// The writer.
+    pub fn new() -> Md {
+        Md
     }
 
-    fn redact(&self, s: &str) -> String {
-        self.redactor.map_or_else(|| s.to_string(), |r| r.apply(s))
-    }
-
-    /// [`text`] of the redacted value.
+    /// [`text`] of the value.
     pub fn text(&self, s: &str) -> String {
-        text(&self.redact(s))
+        text(s)
     }
 
-    /// [`code_cell`] of the redacted value.
+    /// [`code_cell`] of the value.
     pub fn code_cell(&self, s: &str) -> String {
-        code_cell(&self.redact(s))
+        code_cell(s)
     }
 
-    /// [`code_block`] of the redacted lines.
+    /// [`code_block`] of the lines.
     pub fn code_block(&self, lines: &[String]) -> String {
-        let lines: Vec<String> = lines.iter().map(|l| self.redact(l)).collect();
-        code_block(&lines)
+        code_block(lines)
     }
 }
 

@@ -1,0 +1,365 @@
+//! `--redact` end to end: one value of every class of identifier is planted in log lines, file
+//! names and folder names (folder per host), and no planted value survives in any output:
+//! analyze as text, JSON, Markdown and HTML, the timeline, scan (JSON Lines, text, `--list`),
+//! merge, and the warnings on stderr. One key gives one alias everywhere, another key other aliases.
+
+mod common;
+use common::*;
+use faultline::redact::{Key, Known, Redactor};
+use std::path::Path;
+
+/// (class, text planted in an Xid line, the value that must not survive).
+const PLANTED: &[(&str, &str, &str)] = &[
+    ("ipv4", "peer 10.77.1.99<44163>", "10.77.1.99"),
+    (
+        "ipv4 after a JSON escape",
+        r"addr\t10.77.1.98",
+        "10.77.1.98",
+    ),
+    (
+        "ipv6",
+        "addr 2001:db8:85a3::8a2e:370:7334 up",
+        "2001:db8:85a3::8a2e:370:7334",
+    ),
+    (
+        "ipv6 link-local",
+        "from fe80::1ff:fe23:4567:890a%ib0",
+        "fe80::1ff:fe23:4567:890a",
+    ),
+    (
+        "ib gid",
+        "GID[  3]: fe80:0000:0000:0000:0c42:a103:0001:2345",
+        "0c42:a103:0001:2345",
+    ),
+    (
+        "ib guid",
+        "Port GUID: 0x0c42a10300012345",
+        "0c42a10300012345",
+    ),
+    ("mac colon", "HWaddr 0c:42:a1:03:00:12", "0c:42:a1:03:00:12"),
+    ("mac dash", "adapter 0C-42-A1-03-00-13", "0c-42-a1-03-00-13"),
+    ("mac dotted", "learned 0c42.a103.0014", "0c42.a103.0014"),
+    (
+        "email",
+        "mail to Alice.Smith@example.org",
+        "alice.smith@example.org",
+    ),
+    (
+        "domain (nfs server)",
+        "mounting fs01.storage.acme.internal:/export",
+        "fs01.storage.acme",
+    ),
+    (
+        "peer host (nfs)",
+        "nfs: server storage-03 not responding",
+        "storage-03",
+    ),
+    (
+        "peer host (nccl)",
+        "closed by remote peer dgx17.cluster<40862>",
+        "dgx17",
+    ),
+    (
+        "host of the fleet's shape",
+        "peer gpu-node-12 lost",
+        "gpu-node-12",
+    ),
+    (
+        "host after an ANSI code",
+        "\u{1b}[32mgpu-node-31\u{1b}[0m down",
+        "gpu-node-31",
+    ),
+    (
+        "hf token",
+        "HF_TOKEN=hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345",
+        "hf_abcdefghijklmnopqrst",
+    ),
+    (
+        "wandb key",
+        "WANDB_API_KEY=0123456789abcdef0123456789abcdef01234567",
+        "0123456789abcdef0123456789abcdef01234567",
+    ),
+    (
+        "aws secret",
+        "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "wjalrxutnfemi",
+    ),
+    (
+        "aws key id",
+        "key AKIAIOSFODNN7EXAMPLE",
+        "akiaiosfodnn7example",
+    ),
+    (
+        "bearer",
+        "Authorization: Bearer abcdEFGH1234tokenvalue",
+        "abcdefgh1234tokenvalue",
+    ),
+    (
+        "github token",
+        "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789",
+        "ghp_abcdefghijklmnop",
+    ),
+    (
+        "password flag",
+        "cmd --password hunter2pass -x",
+        "hunter2pass",
+    ),
+    ("json token", r#"{"token": "tok-77aa-sec"}"#, "tok-77aa-sec"),
+    (
+        "escaped json password",
+        r#"{\"password\": \"pw-88bb-sec\"}"#,
+        "pw-88bb-sec",
+    ),
+    (
+        "jwt",
+        "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N",
+        "dozjgnryp4j3jvmnhl0w5n",
+    ),
+    (
+        "url credentials",
+        "https://bob:s3cr3tpass@git.example.com/x",
+        "s3cr3tpass",
+    ),
+    ("uid", "uid=1002(jdoe) gid=1002(jdoe)", "jdoe"),
+    ("slurm user", "UserId=mkowalski(1002)", "mkowalski"),
+    (
+        "slurm job name",
+        "JobName=llama70b-hparam-sweep",
+        "llama70b-hparam",
+    ),
+    ("slurm node list", "NodeList=dgx-a[01-04,07]", "dgx-a[01"),
+    ("session user", "session opened for user cfoster", "cfoster"),
+    ("k8s namespace", "namespace=ml-research", "ml-research"),
+    (
+        "k8s pod",
+        r#"pod="team-vision/trainer-7d4b9c8f6d-x2x4z""#,
+        "trainer-7d4b9c8f6d",
+    ),
+    (
+        "k8s pod namespace",
+        r#"pod="team-vision/worker-3""#,
+        "team-vision",
+    ),
+    (
+        "k8s pod uid",
+        "podUID=3f1c2b4a-1111-4222-8333-944445555666",
+        "3f1c2b4a-1111",
+    ),
+    (
+        "container id",
+        "containerID=containerd://4f2a9c1b0d3e5f67889900aabbccddeeff00112233445566778899aabbccddee",
+        "4f2a9c1b0d3e5f6788",
+    ),
+    (
+        "gpu uuid",
+        "UUID: GPU-12345678-90ab-cdef-1234-567890abcdef",
+        "12345678-90ab-cdef",
+    ),
+    (
+        "mig uuid",
+        "MIG-4f2a9c1b-0d3e-5f67-8899-00aabbccddef",
+        "4f2a9c1b-0d3e-5f67-8899-00aabbccddef",
+    ),
+    (
+        "machine id",
+        "machine-id 0a1b2c3d4e5f60718293a4b5c6d7e8f9",
+        "0a1b2c3d4e5f60718293a4b5c6d7e8f9",
+    ),
+    (
+        "boot id",
+        "_BOOT_ID=9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+        "9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+    ),
+    ("home path", "cwd /home/fgarcia/run", "fgarcia"),
+    ("macos home path", "/Users/gkimura/Downloads", "gkimura"),
+    ("serial", "Serial Number: PKAQ1234X0042", "pkaq1234x0042"),
+];
+
+/// Values planted in file and folder names (and the host folders' names).
+const IN_NAMES: &[&str] = &[
+    "gpu-node-07",
+    "dgx-b200-4",
+    "172.16.4.20",
+    "0c:42:a1:03:00:99",
+    "bwayne@example.com",
+    "ljonesy",
+    "10.9.8.7",
+];
+
+/// The case: two host folders, planted lines, identifiers in file names, a user's home folder,
+/// and a corrupt file whose name is an address (its warning goes to stderr).
+fn plant(root: &Path) {
+    let a = root.join("gpu-node-07");
+    std::fs::create_dir_all(&a).unwrap();
+    let mut log = String::new();
+    for (i, (_, text, _)) in PLANTED.iter().enumerate() {
+        log.push_str(&format!(
+            "Mar 14 02:{:02}:{:02} gpu-node-07 kernel: [1795950.{:06}] NVRM: Xid (PCI:0000:3b:00): 13, pid={}, name=python, Graphics Exception: {text}\n",
+            10 + i / 60,
+            i % 60,
+            i,
+            1000 + i
+        ));
+    }
+    log.push_str("Mar 14 02:20:00 gpu-node-07 kernel: [1796600.000000] NVRM: Xid (PCI:0000:3b:00): 79, pid=2000, name=python, GPU has fallen off the bus.\n");
+    std::fs::write(a.join("kern-172.16.4.20.log"), log).unwrap();
+    let b = root.join("dgx-b200-4").join("home").join("ljonesy");
+    std::fs::create_dir_all(&b).unwrap();
+    std::fs::write(
+        b.join("dmesg-0c:42:a1:03:00:99-bwayne@example.com.log"),
+        "[ 1795955.589904] NVRM: Xid (PCI:0000:5e:00): 48, pid=77, name=python, An uncorrectable double bit error\n",
+    )
+    .unwrap();
+    std::fs::write(b.join("bad-10.9.8.7.gz"), b"\x1f\x8b\x08\x00garbage").unwrap();
+}
+
+/// The planted values `out` still holds (case-insensitive).
+fn survivors(out: &str) -> Vec<String> {
+    let low = out.to_lowercase();
+    let mut left: Vec<String> = PLANTED
+        .iter()
+        .filter(|(_, _, v)| low.contains(&v.to_lowercase()))
+        .map(|(c, _, v)| format!("{c}: {v}"))
+        .collect();
+    left.extend(
+        IN_NAMES
+            .iter()
+            .filter(|v| low.contains(&v.to_lowercase()))
+            .map(|v| format!("name: {v}")),
+    );
+    left
+}
+
+fn ok(args: &[&str]) -> (String, String) {
+    let (code, out, err) = run(args);
+    assert!(code == 0 || code == 1, "{args:?}: exit {code}: {err}");
+    (out, err)
+}
+
+#[test]
+fn no_planted_value_survives_in_any_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("case");
+    plant(&root);
+    let case = root.to_str().unwrap();
+    assert!(PLANTED.len() + IN_NAMES.len() >= 30);
+    // without --redact every planted value is in the report: the test can fail
+    let (plain, _) = ok(&["analyze", "--format", "json", case]);
+    let seen = survivors(&plain);
+    assert_eq!(
+        seen.len(),
+        PLANTED.len() + IN_NAMES.len(),
+        "planted values missing from the plain report: the case no longer tests them"
+    );
+    let key = "test-key-one";
+    let alias = Redactor::new(&Key::new(key), &Known::default()).alias("host", "gpu-node-07");
+    let mut outputs: Vec<(String, String, String)> = Vec::new();
+    for fmt in ["json", "text", "markdown", "html"] {
+        let (out, err) = ok(&["analyze", "--redact-key", key, "--format", fmt, case]);
+        outputs.push((format!("analyze {fmt}"), out, err));
+    }
+    for fmt in ["json", "text"] {
+        let (out, err) = ok(&["timeline", "--redact-key", key, "--format", fmt, case]);
+        outputs.push((format!("timeline {fmt}"), out, err));
+    }
+    let scan_root = dir.path().to_str().unwrap();
+    for fmt in ["jsonl", "text"] {
+        let (out, err) = ok(&["scan", "--redact-key", key, "--format", fmt, scan_root]);
+        outputs.push((format!("scan {fmt}"), out, err));
+    }
+    // merge: of a plain scan, redacted by merge, and of a redacted scan
+    let shard = dir.path().join("plain.jsonl");
+    let (plain_scan, _) = ok(&["scan", "--format", "jsonl", scan_root]);
+    assert!(
+        !survivors(&plain_scan).is_empty(),
+        "the plain scan names the hosts"
+    );
+    std::fs::write(&shard, &plain_scan).unwrap();
+    let shard = shard.to_str().unwrap();
+    let (merged, err) = ok(&["merge", "--redact-key", key, "--format", "jsonl", shard]);
+    outputs.push(("merge jsonl".into(), merged.clone(), err));
+    let (out, err) = ok(&["merge", "--redact-key", key, "--format", "text", shard]);
+    outputs.push(("merge text".into(), out, err));
+    let red_shard = dir.path().join("red.jsonl");
+    std::fs::write(&red_shard, &outputs[6].1).unwrap();
+    let (merged_red, _) = ok(&["merge", "--format", "jsonl", red_shard.to_str().unwrap()]);
+    let (out, err) = ok(&["scan", "--list", "--redact-key", key, scan_root]);
+    outputs.push(("scan --list".into(), out, err));
+    for (what, out, err) in &outputs {
+        let left = survivors(out);
+        assert!(left.is_empty(), "{what}: survivors {left:?}");
+        let left = survivors(err);
+        assert!(left.is_empty(), "{what} (stderr): survivors {left:?}");
+        // (merge's JSON Lines output is the fleet summary alone: counts, no host)
+        assert!(
+            what == "merge jsonl" || out.contains(&alias),
+            "{what}: the host's alias {alias} is missing"
+        );
+    }
+    // scan then merge, or merge of the plain scan with the key: the same fleet summary
+    assert_eq!(
+        merged.lines().last(),
+        merged_red.lines().last(),
+        "one key, one summary"
+    );
+    serde_json::from_str::<serde_json::Value>(&outputs[0].1).expect("redacted JSON parses");
+    // the corrupt file's path is there, redacted; a missing input's warning on stderr too
+    assert!(
+        outputs[0].1.contains("bad-ip-"),
+        "the corrupt file is listed"
+    );
+    let gone = dir.path().join("gone-10.9.8.6.log");
+    let (_, err) = ok(&["analyze", "--redact-key", key, case, gone.to_str().unwrap()]);
+    assert!(
+        err.contains("gone-ip-") && !err.contains("10.9.8.6"),
+        "{err}"
+    );
+    // another key: other aliases, and none of the first key's
+    let (other, _) = ok(&[
+        "analyze",
+        "--redact-key",
+        "test-key-two",
+        "--format",
+        "json",
+        case,
+    ]);
+    assert!(survivors(&other).is_empty());
+    assert!(!other.contains(&alias));
+    assert!(other.contains("host-"));
+    // the report stays useful: PCI bus ids, Xid codes, kinds and layers are kept
+    for kept in [
+        "0000:3b:00.0",
+        "\"code\": 79",
+        "fell_off_bus",
+        "\"hardware\"",
+        "NVRM: Xid",
+    ] {
+        assert!(outputs[0].1.contains(kept), "{kept} lost");
+    }
+}
+
+#[test]
+fn a_random_key_is_printed_and_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("case");
+    plant(&root);
+    let case = root.to_str().unwrap();
+    let (out, err) = ok(&["analyze", "--redact", "--format", "json", case]);
+    let key = err
+        .lines()
+        .find_map(|l| l.strip_prefix("faultline: redaction key of this run"))
+        .and_then(|l| l.rsplit(' ').next())
+        .unwrap_or_else(|| panic!("no key on stderr: {err}"))
+        .to_string();
+    assert_eq!(key.len(), 64, "{key}");
+    let again = run(&["analyze", "--redact-key", &key, "--format", "json", case]).1;
+    assert_eq!(out, again, "the printed key reproduces the aliases");
+    // the environment variable is the key when no flag is given
+    let via_env = std::process::Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .args(["analyze", "--redact", "--format", "json", case])
+        .env(faultline::redact::KEY_ENV, &key)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&via_env.stdout), out);
+    assert!(!String::from_utf8_lossy(&via_env.stderr).contains("redaction key of this run"));
+}
