@@ -352,6 +352,16 @@ fn run_analyze(a: AnalyzeArgs, timeline_only: bool) -> ExitCode {
         }
     }
     if analysis.nothing_read() {
+        // why each input gave nothing (a binary journal says how to export it)
+        for i in analysis.inputs.iter().filter(|_| !a.quiet) {
+            for w in &i.warnings {
+                eprintln!(
+                    "faultline: {}: {}",
+                    report::terminal_safe(&i.path),
+                    report::terminal_safe(w)
+                );
+            }
+        }
         eprintln!("faultline: no input could be read");
         return ExitCode::from(2);
     }

@@ -370,10 +370,31 @@ pub fn expand(
             ));
             out.push(Input::unread(path, host, disk, mtime, warnings));
         }
-        Magic::Journal => {
-            warnings.push("binary systemd journal file: not parsed; export it with `journalctl -o json` or `-o short-iso`".to_string());
-            out.push(Input::unread(path, host, disk, mtime, warnings));
-        }
+        Magic::Journal => match super::journal_file::export(&path, &bytes, limits.max_member_bytes)
+        {
+            Ok(export) => {
+                drop(bytes);
+                warnings.push("systemd journal file read through `journalctl --file … -o export`; its lines are those of the export".to_string());
+                let mut ins = Vec::new();
+                expand(
+                    path,
+                    host,
+                    Bytes::Owned(export),
+                    disk,
+                    mtime,
+                    warnings,
+                    limits,
+                    depth + 1,
+                    budget,
+                    &mut ins,
+                );
+                out.extend(ins);
+            }
+            Err(w) => {
+                warnings.push(w);
+                out.push(Input::unread(path, host, disk, mtime, warnings));
+            }
+        },
     }
 }
 

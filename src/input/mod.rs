@@ -3,6 +3,7 @@
 //! gzip/zstd/tar containers, within limits.
 
 pub mod container;
+pub mod journal_file;
 pub mod mapped;
 
 use std::collections::BTreeSet;
