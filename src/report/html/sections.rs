@@ -108,6 +108,9 @@ pub(super) fn chain(
     for s in &c.steps {
         let e = s.event;
         let role = match s.role {
+            Role::Primary if pm::marks::observed_later(r, inc, e) => {
+                "<strong>state observed at</strong> (a snapshot taken after the incident began; the fault started earlier):"
+            }
             Role::Primary => "<strong>primary fault:</strong>",
             Role::Before => "before it:",
             Role::With => "with it:",
