@@ -101,7 +101,7 @@ h3{font-size:16px;margin:18px 0 6px}h4{font-size:14px;margin:12px 0 4px}\
 code,pre,.mono{font-family:ui-monospace,'DejaVu Sans Mono',Menlo,Consolas,monospace;font-size:12.5px}\
 pre{background:#f1f1f1;border:1px solid #ddd;padding:8px 10px;overflow-x:auto;white-space:pre-wrap;overflow-wrap:anywhere;margin:4px 0}\
 table{border-collapse:collapse;margin:6px 0;width:100%}th,td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}\
-th{background:#f0f0f0;font-weight:600}td.num{text-align:right}.nw{white-space:nowrap}.q{color:#777;font-size:11px}td code{white-space:pre-wrap;overflow-wrap:anywhere}td{overflow-wrap:anywhere}td.nw{overflow-wrap:normal}\
+th{background:#f0f0f0;font-weight:600}td.num{text-align:right}.nw{white-space:nowrap}.q{color:#777;font-size:11px}td code{white-space:pre-wrap;overflow-wrap:anywhere}\
 .verdict{font-size:16px;padding:10px 12px;background:#fff;border:1px solid #ddd;border-left:6px solid #888;margin:8px 0}\
 .badge{display:inline-block;padding:1px 8px;border-radius:10px;font-weight:600;font-size:12.5px;margin-right:6px;\
 -webkit-print-color-adjust:exact;print-color-adjust:exact}\
@@ -405,16 +405,17 @@ fn event_rows(p: &Page, r: &Report, rows: &[&EventJson], anchors: bool, o: &mut 
                 let ranks: Vec<i64> = g.iter().filter_map(|e| e.rank).collect();
                 let _ = writeln!(
                     o,
-                    r#"<tr class="csq grp"><td colspan="9"><details><summary>{} more {} on {} ({} → {}{})</summary><table class="ev">"#,
+                    r#"<tr class="csq grp"><td colspan="9"><details><summary>{} more {} on {} ({} in all, {} → {}{})</summary><table class="ev">"#,
                     g.len() - 1,
                     p.t(&e_what(g[0])),
                     p.t(g[0].host.as_deref().unwrap_or("an unnamed host")),
-                    p.t(&when(g[1])),
+                    g.len(),
+                    p.t(&when(g[0])),
                     p.t(&when(last)),
                     if ranks.is_empty() {
                         String::new()
                     } else {
-                        format!("; ranks {}", p.t(&pm::ranks(&ranks)))
+                        format!(", ranks {}", p.t(&pm::ranks(&ranks)))
                     }
                 );
                 for e in &g[1..] {
@@ -445,7 +446,7 @@ fn event_row(p: &Page, e: &EventJson, anchor: bool, csq: bool, o: &mut String) {
     };
     let _ = writeln!(
         o,
-        r#"<tr{anchor}{class}><td>{id}</td><td class="mono nw">{}{quality}</td><td class="nw">{}</td><td class="mono nw">{}</td><td>{}</td><td>{}{} — {}</td><td>{}</td><td class="sev-{sev}">{sev}</td><td><span class="mono">{}:{}</span><br><code>{}</code></td></tr>"#,
+        r#"<tr{anchor}{class}><td class="nw">{id}</td><td class="mono nw">{}{quality}</td><td class="nw">{}</td><td class="mono nw">{}</td><td>{}</td><td>{}{} — {}</td><td class="nw">{}</td><td class="sev-{sev}">{sev}</td><td><span class="mono">{}:{}</span><br><code>{}</code></td></tr>"#,
         p.t(&when(e)),
         p.t(e.host.as_deref().unwrap_or("-")),
         p.t(e.gpu.as_deref().unwrap_or("-")),

@@ -314,8 +314,8 @@ fn timeline(m: Md, r: &Report, o: &mut String) {
             o,
             "<details><summary>{} × {} on {}</summary>\n",
             g.len(),
-            m.text(&pm::what(g[0])),
-            m.text(g[0].host.as_deref().unwrap_or("an unnamed host"))
+            m.html(&pm::what(g[0])),
+            m.html(g[0].host.as_deref().unwrap_or("an unnamed host"))
         );
         let _ = writeln!(o, "{}", row(&head.map(String::from)));
         let _ = writeln!(o, "{}", row(&head.map(|_| "---".to_string())));

@@ -303,11 +303,13 @@ fn panel_svg(
     for (t, e) in order.into_iter().map(|x| (x.0, x.1)) {
         let x = axis.x(t);
         let y = TOP + lane_of(e) as f64 * LANE_H + LANE_H / 2.0;
-        let mut mark = shape(e, x, y, &p.t(&hover(e, panel.clock)));
-        if csq.contains(e.id.as_str()) {
-            // what followed a fault: dashed and hollow, apart from faults and unknown events
-            mark = mark.replacen("class=\"m ", "class=\"m csq ", 1);
-        }
+        // what followed a fault: dashed and hollow, apart from faults and unknown events
+        let extra = if csq.contains(e.id.as_str()) {
+            " csq"
+        } else {
+            ""
+        };
+        let mark = shape(e, x, y, &p.t(&hover(e, panel.clock)), extra);
         let _ = writeln!(o, "{}", p.event_link(&e.id, &mark));
         if let Some((label, top)) = primaries.get(e.id.as_str()) {
             rings.push((x, y, label.clone(), *top));
@@ -356,8 +358,8 @@ fn sev_rank(s: &str) -> u8 {
 
 /// The mark of one event with its hover text (escaped): a diamond for critical, circles
 /// shrinking with severity, hollow for info.
-fn shape(e: &EventJson, x: f64, y: f64, title: &str) -> String {
-    let class = format!("m L-{} S-{}", e.layer, e.severity);
+fn shape(e: &EventJson, x: f64, y: f64, title: &str, extra: &str) -> String {
+    let class = format!("m L-{} S-{}{extra}", e.layer, e.severity);
     match e.severity {
         "critical" => format!(
             r#"<path class="{class}" d="M{x:.1} {:.1}L{:.1} {y:.1}L{x:.1} {:.1}L{:.1} {y:.1}Z"><title>{title}</title></path>"#,

@@ -31,6 +31,12 @@ impl<'a> Md<'a> {
         text(&self.redact(s))
     }
 
+    /// The redacted value escaped for HTML, for the text of the raw `<details>` blocks (where
+    /// Markdown escapes would show as they are).
+    pub fn html(&self, s: &str) -> String {
+        crate::report::html::escape(&self.redact(s))
+    }
+
     /// [`code_cell`] of the redacted value.
     pub fn code_cell(&self, s: &str) -> String {
         code_cell(&self.redact(s))
