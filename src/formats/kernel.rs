@@ -431,10 +431,10 @@ mod tests {
         let l = b"[    5.000000] n7 systemd[1]: Started x.";
         assert_eq!(raw(l).unwrap().host, Some(&b"n7"[..]));
         for l in [
-            &b"[    5.0] usb 1-1: new high-speed USB device"[..],
-            b"[    5.0] pcieport 0000:00:02.0: AER: x",
-            b"[    5.0] python[1234]: segfault at 0",
-            b"[    5.0] NVRM: Xid (PCI:0000:3b:00): 79",
+            &b"[    5.000000] usb 1-1: new high-speed USB device"[..],
+            b"[    5.000000] pcieport 0000:00:02.0: AER: x",
+            b"[    5.000000] python[1234]: segfault at 0",
+            b"[    5.000000] NVRM: Xid (PCI:0000:3b:00): 79",
         ] {
             assert_eq!(raw(l).unwrap().host, None, "{}", String::from_utf8_lossy(l));
         }
