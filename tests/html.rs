@@ -471,3 +471,27 @@ fn chromium_screenshot_of_a_64_rank_job() {
     }
     eprintln!("screenshot: {}", png.display());
 }
+
+/// Folded consequences, their own style, a later snapshot as the state observed then, wrapping
+/// without `break-all`, a print stylesheet, and the driver `nvidia-smi -q` names.
+#[test]
+fn page_reads_at_a_glance() {
+    let page = html(&["corpus/multi-host-gpu-lost/"]);
+    assert!(page.contains("<details><summary>7 more process_exit -6 on gpu-node-01 (8 in all, "));
+    assert!(page.matches("<tr class=\"csq grp\">").count() >= 8);
+    assert!(page.contains("<span class=\"csqtag\">consequence</span>"));
+    assert!(
+        page.contains(" csq\" cx="),
+        "consequence marks have their own class"
+    );
+    assert!(!page.contains("break-all") && page.contains("@media print{"));
+    assert!(page.contains("corpus/<wbr>multi-host-gpu-lost/<wbr>"));
+    let page = html(&["corpus/slowdown-megatron-thermal/"]);
+    assert!(page.contains("i1: state observed at 10:05:41"));
+    assert!(page.contains("class=\"ring obs\"") && !page.contains("class=\"ring ff\""));
+    assert!(page.contains("<strong>state observed at</strong>"));
+    assert!(
+        page.contains("<td class=\"mono\">550.90.07</td>"),
+        "the host's driver"
+    );
+}

@@ -129,7 +129,7 @@ tr.grp>td{padding:2px 6px}tr.grp details>summary{cursor:pointer;color:#4a4a6a;fo
 .m.csq{fill:#fff !important;stroke:#4a4a6a;stroke-width:1.3;stroke-dasharray:2 1.2}.ring.obs{stroke:#7a6300;stroke-width:2;stroke-dasharray:3 2}.ringl.obs{fill:#7a6300}\
 @media print{body{background:#fff;font-size:11px}main{max-width:none;padding:0}nav{display:none}\
 a{color:inherit;text-decoration:none}h2{break-after:avoid}article.incident,figure.panel,tr{break-inside:avoid}\
-details::details-content{content-visibility:visible;display:contents}details>summary{list-style:none}\
+details>summary{list-style:none}\
 figure.panel{overflow:visible;border:0;padding:0}pre{overflow:visible}}\n",
     );
     c.push_str(curve::CSS);
