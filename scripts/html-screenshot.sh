@@ -6,13 +6,13 @@
 #
 # OUT_DIR defaults to target/html-screenshots. Uses Debian's chromium (installed with apt-get
 # when /usr/bin/chromium is missing and we are root). The page loads nothing from the network;
-# Chromium's own background traffic is switched off too. Set WINDOW=1400,3000 for a taller shot
+# Chromium's own background traffic is switched off too. Set WINDOW=1280,3000 for a taller shot
 # and FAULTLINE=path/to/faultline to use another binary (default: cargo run --release).
 set -euo pipefail
 
 case_dir=${1:?usage: scripts/html-screenshot.sh CASE_DIR [OUT_DIR]}
 out_dir=${2:-target/html-screenshots}
-window=${WINDOW:-1400,2000}
+window=${WINDOW:-1280,2000}
 name=$(basename "${case_dir%/}")
 chromium=${CHROMIUM:-/usr/bin/chromium}
 

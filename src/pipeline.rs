@@ -247,7 +247,10 @@ pub fn process(
     });
     let buf: &[u8] = utf16.as_deref().unwrap_or(&input.bytes);
     let head = &buf[..buf.len().min(64 * 1024)];
-    if let Some(p) = memchr::memchr(0, head) {
+    // the journal export format carries binary fields by design
+    let export =
+        formats::journal_entries::detect(head) == Some(formats::journal_entries::Mode::Export);
+    if let Some(p) = memchr::memchr(0, head).filter(|_| !export) {
         let nuls = bytecount::count(head, 0);
         warnings.push(format!("binary content: NUL byte at offset {p} ({nuls} in the first {} bytes); scanned as text", head.len()));
     } else if std::str::from_utf8(head).is_err() && utf16.is_none() {

@@ -338,3 +338,160 @@ fn snapshot_of_one_report() {
     let page = html(&["corpus/xid79-aer-dmesg/"]);
     insta::assert_snapshot!("html_xid79_aer_dmesg", page);
 }
+
+/// Chromium with the flags that keep it offline and quiet, a fresh profile in `dir`.
+fn chromium_cmd(chromium: &Path, dir: &Path, extra: &[String]) -> Command {
+    let mut c = Command::new(chromium);
+    c.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+    ])
+    .arg(format!(
+        "--user-data-dir={}",
+        dir.join(format!("profile-{}", extra.len())).display()
+    ))
+    .args(extra);
+    c
+}
+
+/// Width, viewport width and height of the report laid out `width` px wide: a page of our own
+/// frames it (the report's policy forbids scripts in the report itself) and writes the numbers
+/// into its DOM.
+fn measure(chromium: &Path, dir: &Path, report: &Path, width: u32) -> (u64, u64, u64) {
+    let frame = dir.join(format!("measure-{width}.html"));
+    std::fs::write(
+        &frame,
+        format!(
+            r#"<!DOCTYPE html><html><body style="margin:0"><iframe id="f" src="{}" style="width:{width}px;height:1000px;border:0"></iframe><script>
+window.onload=function(){{var e=document.getElementById('f').contentDocument.documentElement;var p=document.createElement('pre');p.textContent='MEASURE '+e.scrollWidth+' '+e.clientWidth+' '+e.scrollHeight;document.body.appendChild(p);}};
+</script></body></html>"#,
+            report.file_name().unwrap().to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let dom = run_with_deadline(
+        &mut chromium_cmd(
+            chromium,
+            dir,
+            &[
+                "--allow-file-access-from-files".into(),
+                "--dump-dom".into(),
+                format!("file://{}", frame.display()),
+            ],
+        ),
+        Duration::from_secs(120),
+    )
+    .expect("chromium --dump-dom ran");
+    let line = dom
+        .split("<pre>MEASURE ")
+        .nth(1)
+        .expect("the measuring page wrote its numbers");
+    let n: Vec<u64> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .take(3)
+        .map(|s| s.parse().unwrap())
+        .collect();
+    (n[0], n[1], n[2])
+}
+
+/// The 64-rank job in a real browser: a screenshot that is not blank, a page short enough that
+/// the repeated consequences are folded (18,800 px before they were), and no horizontal
+/// overflow at a laptop's and at a narrow width. The PNG is kept in the test's target folder
+/// for a look.
+#[test]
+fn chromium_screenshot_of_a_64_rank_job() {
+    let chromium = Path::new("/usr/bin/chromium");
+    if !chromium.exists() {
+        eprintln!(
+            "skipped: /usr/bin/chromium is absent (apt-get install chromium; .ci/run installs it)"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.html");
+    let (code, _, err) = run(&[
+        "analyze",
+        "--format",
+        "html",
+        "-o",
+        report.to_str().unwrap(),
+        "corpus/multi-host-gpu-lost/",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("html-screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let png = shots.join("multi-host-gpu-lost.png");
+    let _ = std::fs::remove_file(&png);
+    run_with_deadline(
+        &mut chromium_cmd(
+            chromium,
+            dir.path(),
+            &[
+                format!("--screenshot={}", png.display()),
+                "--window-size=1280,2000".into(),
+                format!("file://{}", report.display()),
+            ],
+        ),
+        Duration::from_secs(120),
+    )
+    .expect("chromium --screenshot ran");
+    let bytes = std::fs::read(&png).expect("a screenshot was written");
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "a PNG");
+    let (w, h) = (
+        u32::from_be_bytes(bytes[16..20].try_into().unwrap()),
+        u32::from_be_bytes(bytes[20..24].try_into().unwrap()),
+    );
+    assert_eq!((w, h), (1280, 2000), "the window's size");
+    // a blank page compresses to a few KB; the verdict, the 65 lanes and their marks do not
+    assert!(
+        bytes.len() > 60_000,
+        "blank screenshot? {} bytes",
+        bytes.len()
+    );
+    for width in [1280, 900] {
+        let (scroll_w, client_w, height) = measure(chromium, dir.path(), &report, width);
+        assert!(
+            scroll_w <= client_w,
+            "horizontal overflow at {width} px: {scroll_w} > {client_w}"
+        );
+        if width == 1280 {
+            assert!(
+                height < 9_000,
+                "the page is {height} px high: are the consequences folded?"
+            );
+        }
+    }
+    eprintln!("screenshot: {}", png.display());
+}
+
+/// Folded consequences, their own style, a later snapshot as the state observed then, wrapping
+/// without `break-all`, a print stylesheet, and the driver `nvidia-smi -q` names.
+#[test]
+fn page_reads_at_a_glance() {
+    let page = html(&["corpus/multi-host-gpu-lost/"]);
+    assert!(page.contains("<details><summary>7 more process_exit -6 on gpu-node-01 (8 in all, "));
+    assert!(page.matches("<tr class=\"csq grp\">").count() >= 8);
+    assert!(page.contains("<span class=\"csqtag\">consequence</span>"));
+    assert!(
+        page.contains(" csq\" cx="),
+        "consequence marks have their own class"
+    );
+    assert!(!page.contains("break-all") && page.contains("@media print{"));
+    assert!(page.contains("corpus/<wbr>multi-host-gpu-lost/<wbr>"));
+    let page = html(&["corpus/slowdown-megatron-thermal/"]);
+    assert!(page.contains("i1: state observed at 10:05:41"));
+    assert!(page.contains("class=\"ring obs\"") && !page.contains("class=\"ring ff\""));
+    assert!(page.contains("<strong>state observed at</strong>"));
+    assert!(
+        page.contains("<td class=\"mono\">550.90.07</td>"),
+        "the host's driver"
+    );
+}

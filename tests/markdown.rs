@@ -38,6 +38,15 @@ impl Doc {
     }
 }
 
+/// `<details><summary>TEXT</summary>` or `</details>`, with no other tag in TEXT.
+fn is_fold(h: &str) -> bool {
+    let h = h.trim();
+    h == "</details>"
+        || h.strip_prefix("<details><summary>")
+            .and_then(|r| r.strip_suffix("</summary>"))
+            .is_some_and(|t| !t.contains(['<', '>']))
+}
+
 fn parse(md: &str) -> Doc {
     let mut d = Doc::default();
     let mut text = String::new();
@@ -73,6 +82,8 @@ fn parse(md: &str) -> Doc {
             },
             Event::Text(t) | Event::Code(t) => text.push_str(&t),
             Event::SoftBreak | Event::HardBreak if !in_code => text.push(' '),
+            // the report's own folds of repeated consequences are the only HTML it writes
+            Event::Html(h) | Event::InlineHtml(h) if is_fold(&h) => {}
             Event::Html(h) | Event::InlineHtml(h) => d.html.push(h.to_string()),
             _ => {}
         }
@@ -169,7 +180,9 @@ fn report_agrees_with_the_json_report_on_every_corpus_case() {
             .iter()
             .filter(|t| t[0][0] == "mark")
             .flat_map(|t| t.iter().skip(1))
-            .filter(|row| row[0].starts_with("▶ first fault"))
+            .filter(|row| {
+                row[0].starts_with("▶ first fault") || row[0].starts_with("◇ state observed at")
+            })
             .collect();
         if incidents.is_empty() {
             assert!(marked.is_empty(), "{case}");
@@ -342,5 +355,43 @@ fn snapshot_of_one_report() {
     insta::assert_snapshot!(
         "markdown_bug_report_a100",
         markdown(&["corpus/bug-report-a100/"])
+    );
+}
+
+/// Repeated consequences fold per kind and host, a 64-rank job counts 64 exits (one per host and
+/// pid whatever route reported it), a later `nvidia-smi -q` is the state observed then, and the
+/// driver and model it names are in the GPU table.
+#[test]
+fn reports_read_at_a_glance() {
+    let r = analyze_json(&["corpus/multi-host-gpu-lost/"]);
+    let exits = of_kind(&r, "process_exit");
+    assert_eq!(exits.len(), 64, "one exit per rank");
+    let pids: std::collections::BTreeSet<(String, String)> = exits
+        .iter()
+        .map(|e| (e["host"].to_string(), e["details"]["pid"].to_string()))
+        .collect();
+    assert_eq!(pids.len(), 64);
+    let md = markdown(&["corpus/multi-host-gpu-lost/"]);
+    let d = parse(&md);
+    assert!(d.html.is_empty(), "{:?}", d.html);
+    let folds = md.matches("<details><summary>").count();
+    assert!(folds >= 8, "{folds} folds");
+    assert!(md.contains("<details><summary>8 × process_exit -6 on gpu-node-01</summary>"));
+    let t = d.tables.iter().find(|t| t[0][0] == "mark").unwrap();
+    assert!(t.len() < 40, "{} rows in the timeline table", t.len());
+
+    let md = markdown(&["corpus/slowdown-megatron-thermal/"]);
+    let d = parse(&md);
+    assert!(
+        !md.contains("▶ first fault** ("),
+        "the snapshot is not the first fault"
+    );
+    assert!(md.contains("**◇ state observed at** (i1) | e5 |"));
+    assert!(md.contains("- **State observed at:** 2026-05-12 10:05:41"));
+    let gpus = d.table_with("host");
+    let row = gpus.iter().find(|row| row[1] == "0000:3b:00.0").unwrap();
+    assert_eq!(
+        (row[4].as_str(), row[6].as_str()),
+        ("NVIDIA H100 80GB HBM3", "550.90.07")
     );
 }

@@ -1,5 +1,7 @@
-//! systemd journal exports: `journalctl -o short-full|short-unix|short-monotonic` text and `-o json` lines.
-//! (`short`, `short-precise` and `short-iso` share the syslog shapes in `syslog.rs`.)
+//! systemd journal exports: `journalctl -o short-full|short-unix` text and `-o json` lines.
+//! (`short`, `short-precise` and `short-iso` share the syslog shapes in `syslog.rs`,
+//! `short-monotonic` the dmesg shape in `kernel.rs`; the other structured modes are read entry
+//! by entry in `journal_entries.rs`.)
 
 use super::time::{civil_secs, digits, fraction, hms, is_weekday, number};
 use super::{Prefix, Shape};
@@ -94,6 +96,23 @@ pub struct JsonEntry {
     pub host: Option<String>,
     /// `_BOOT_ID`.
     pub boot_id: Option<String>,
+    /// A wall-clock time of unknown offset (the header of `-o verbose` in a zone other than UTC),
+    /// when no `__REALTIME_TIMESTAMP` is given.
+    pub local: Option<WallStamp>,
+}
+
+impl JsonEntry {
+    /// The entry's time: `__REALTIME_TIMESTAMP` (UTC) or the local header time.
+    pub fn wall(&self) -> Option<WallStamp> {
+        self.realtime_us
+            .map(|us| WallStamp {
+                naive_secs: us.div_euclid(1_000_000),
+                micros: us.rem_euclid(1_000_000) as u32,
+                offset: Some(0),
+                has_year: true,
+            })
+            .or(self.local)
+    }
 }
 
 fn json_str(v: &serde_json::Value) -> Option<String> {
@@ -138,6 +157,7 @@ pub fn json_entry(line: &[u8]) -> Option<JsonEntry> {
             .filter(|&m| m <= super::time::MAX_UPTIME_S * 1_000_000),
         host: get("_HOSTNAME"),
         boot_id: get("_BOOT_ID"),
+        local: None,
     })
 }
 

@@ -40,15 +40,51 @@ pub fn raw(line: &[u8]) -> Option<Prefix<'_>> {
             }
         }
     }
+    let host = journal_host(&line[msg..]).map(|(host, skip)| {
+        msg += skip;
+        host
+    });
     Some(Prefix {
         stamp: LineStamp {
             wall: None,
             mono_us: Some(mono),
         },
-        host: None,
+        host,
         msg_start: msg,
         shape,
     })
+}
+
+/// The `host tag: ` that `journalctl -o short-monotonic` (and `short-delta`) puts after the
+/// uptime: only when the tag is `kernel` or `ident[pid]`, so that dmesg's own `driver device: `
+/// (`usb 1-1: `, `pcieport 0000:00:02.0: `) is never taken for a host.
+fn journal_host(b: &[u8]) -> Option<(&[u8], usize)> {
+    let sp = b.iter().take(65).position(|&c| c == b' ')?;
+    let host = &b[..sp];
+    if host.is_empty()
+        || !host
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_'))
+    {
+        return None;
+    }
+    let rest = &b[sp + 1..];
+    let colon = rest.iter().take(64).position(|&c| c == b':')?;
+    if rest.get(colon + 1) != Some(&b' ') {
+        return None;
+    }
+    let tag = &rest[..colon];
+    let ok = tag == b"kernel"
+        || tag.strip_suffix(b"]").and_then(|t| {
+            let open = t.iter().position(|&c| c == b'[')?;
+            let (ident, pid) = (&t[..open], &t[open + 1..]);
+            (!ident.is_empty()
+                && !ident.contains(&b' ')
+                && !pid.is_empty()
+                && pid.iter().all(u8::is_ascii_digit))
+            .then_some(())
+        }) == Some(());
+    ok.then_some((host, sp + 1 + colon + 2))
 }
 
 /// `[Sun Feb 23 16:24:18 2025] msg` from `dmesg -T`.
@@ -182,6 +218,10 @@ fn uptime_and_delta(b: &[u8]) -> Option<(u64, usize)> {
     while b.get(i) == Some(&b' ') {
         i += 1;
     }
+    // `journalctl -o short-delta` pads the first entry's empty delta with spaces
+    if b.get(i) == Some(&b']') {
+        return Some((mono, i + 1));
+    }
     if b.get(i) != Some(&b'<') {
         return None;
     }
@@ -191,6 +231,9 @@ fn uptime_and_delta(b: &[u8]) -> Option<(u64, usize)> {
     }
     let (_, n) = secs_micros(b.get(i..)?)?;
     i += n;
+    while b.get(i) == Some(&b' ') {
+        i += 1;
+    }
     (b.get(i..i + 2) == Some(b">]")).then_some((mono, i + 2))
 }
 
@@ -378,6 +421,23 @@ mod tests {
         let p = raw(b"[    1.234567] [    T123] msg").unwrap();
         assert_eq!(&b"[    1.234567] [    T123] msg"[p.msg_start..], b"msg");
         assert!(raw(b"[UFW BLOCK] x").is_none());
+        // journalctl -o short-monotonic: host and tag, never a driver and its device
+        let l = b"[    5.000000] gpu-node7 kernel: NVRM: Xid";
+        let p = raw(l).unwrap();
+        assert_eq!(
+            (p.host, &l[p.msg_start..]),
+            (Some(&b"gpu-node7"[..]), &b"NVRM: Xid"[..])
+        );
+        let l = b"[    5.000000] n7 systemd[1]: Started x.";
+        assert_eq!(raw(l).unwrap().host, Some(&b"n7"[..]));
+        for l in [
+            &b"[    5.000000] usb 1-1: new high-speed USB device"[..],
+            b"[    5.000000] pcieport 0000:00:02.0: AER: x",
+            b"[    5.000000] python[1234]: segfault at 0",
+            b"[    5.000000] NVRM: Xid (PCI:0000:3b:00): 79",
+        ] {
+            assert_eq!(raw(l).unwrap().host, None, "{}", String::from_utf8_lossy(l));
+        }
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod bug_report;
 pub mod dcgmi;
 pub mod joblog;
 pub mod journal;
+pub mod journal_entries;
 pub mod kernel;
 pub mod locale;
 pub mod nvidia_smi;
@@ -279,7 +280,8 @@ pub enum Format {
     Syslog,
     /// journalctl text.
     Journal,
-    /// journalctl -o json.
+    /// journalctl's structured outputs: `-o json`, `json-seq`, `json-sse`, `json-pretty`,
+    /// `export`, `verbose`.
     JournalJson,
     /// nvidia-bug-report.log.
     BugReport,
@@ -372,7 +374,7 @@ pub fn detect(head: &[u8]) -> Format {
     if total == 0 {
         return Format::Unknown;
     }
-    if json * 2 >= total {
+    if json * 2 >= total || journal_entries::detect(window).is_some() {
         return Format::JournalJson;
     }
     if table * 2 >= total && dcgmi::looks_like(window) {

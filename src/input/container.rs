@@ -298,10 +298,40 @@ pub fn expand_reader<R>(
             let w = format!("{kind} compression is not supported; decompress it first");
             out.push(process(src.unread(Some(w))));
         }
-        Magic::Journal => {
-            let w = "binary systemd journal file: not parsed; export it with `journalctl -o json` or `-o short-iso`".to_string();
-            out.push(process(src.unread(Some(w))));
+        Magic::Journal => journal(src, rest, ctx, process, out),
+    }
+}
+
+/// A binary systemd journal: read through `journalctl --file … -o export` (the file is held,
+/// within the member cap, for journalctl to read a copy), else a warning that says how to export
+/// it.
+fn journal<R>(
+    mut src: Source,
+    rest: Box<dyn Read + Send>,
+    ctx: &Ctx,
+    process: &mut dyn FnMut(Input) -> R,
+    out: &mut Vec<R>,
+) {
+    let mut bytes = Vec::new();
+    if let Err(e) = rest.take(ctx.limits.max_member_bytes).read_to_end(&mut bytes) {
+        src.warnings.push(format!("read error after {} bytes: {e}", bytes.len()));
+    }
+    match super::journal_file::export(&src.path, &bytes, ctx.limits.max_member_bytes) {
+        Ok(export) => {
+            drop(bytes);
+            src.warnings.push(
+                "systemd journal file read through `journalctl --file … -o export`; its lines are those of the export"
+                    .to_string(),
+            );
+            let inner = Source {
+                depth: src.depth + 1,
+                decoded: true,
+                expected: None,
+                ..src
+            };
+            expand_reader(inner, Box::new(std::io::Cursor::new(export)), ctx, process, out);
         }
+        Err(w) => out.push(process(src.unread(Some(w)))),
     }
 }
 

@@ -7,6 +7,7 @@ pub mod budget;
 pub mod container;
 pub mod decode;
 pub mod exclude;
+pub mod journal_file;
 pub mod mapped;
 
 use std::collections::BTreeSet;

@@ -93,9 +93,9 @@ main{max-width:1240px;margin:0 auto;padding:20px 24px 40px}\
 h1{font-size:24px;margin:0 0 6px}h2{font-size:19px;margin:28px 0 10px;border-bottom:1px solid #ddd;padding-bottom:4px}\
 h3{font-size:16px;margin:18px 0 6px}h4{font-size:14px;margin:12px 0 4px}\
 code,pre,.mono{font-family:ui-monospace,'DejaVu Sans Mono',Menlo,Consolas,monospace;font-size:12.5px}\
-pre{background:#f1f1f1;border:1px solid #ddd;padding:8px 10px;overflow-x:auto;white-space:pre-wrap;word-break:break-all;margin:4px 0}\
+pre{background:#f1f1f1;border:1px solid #ddd;padding:8px 10px;overflow-x:auto;white-space:pre-wrap;overflow-wrap:anywhere;margin:4px 0}\
 table{border-collapse:collapse;margin:6px 0;width:100%}th,td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}\
-th{background:#f0f0f0;font-weight:600}td.num{text-align:right}.nw{white-space:nowrap}.q{color:#777;font-size:11px}td code{white-space:pre-wrap;word-break:break-all}\
+th{background:#f0f0f0;font-weight:600}td.num{text-align:right}.nw{white-space:nowrap}.q{color:#777;font-size:11px}td code{white-space:pre-wrap;overflow-wrap:anywhere}\
 .verdict{font-size:16px;padding:10px 12px;background:#fff;border:1px solid #ddd;border-left:6px solid #888;margin:8px 0}\
 .badge{display:inline-block;padding:1px 8px;border-radius:10px;font-weight:600;font-size:12.5px;margin-right:6px;\
 -webkit-print-color-adjust:exact;print-color-adjust:exact}\
@@ -117,7 +117,14 @@ svg.tl-svg{display:block;max-width:100%;height:auto;font-family:system-ui,sans-s
 .ring{fill:none;stroke:#222;stroke-width:1.6;pointer-events:none}.ring.ff{stroke:#b00020;stroke-width:2.6}\
 .ringl{font-size:11px;font-weight:700;fill:#222;pointer-events:none}.ringl.ff{fill:#b00020}\
 .m:hover{stroke-width:2}\
-footer{color:#666;font-size:12px;margin-top:30px}\n",
+footer{color:#666;font-size:12px;margin-top:30px}\
+tr.csq td{background:#f7f7fb;color:#444}tr.csq td:first-child{border-left:3px solid #9a9ab8}.csqtag{display:inline-block;font-size:11px;padding:0 5px;border:1px dashed #8a8aa8;border-radius:3px;color:#4a4a6a;margin-right:4px}\
+tr.grp>td{padding:2px 6px}tr.grp details>summary{cursor:pointer;color:#4a4a6a;font-size:12.5px}tr.grp table{margin:4px 0 2px}\
+.m.csq{fill:#fff !important;stroke:#4a4a6a;stroke-width:1.3;stroke-dasharray:2 1.2}.ring.obs{stroke:#7a6300;stroke-width:2;stroke-dasharray:3 2}.ringl.obs{fill:#7a6300}\
+@media print{body{background:#fff;font-size:11px}main{max-width:none;padding:0}nav{display:none}\
+a{color:inherit;text-decoration:none}h2{break-after:avoid}article.incident,figure.panel,tr{break-inside:avoid}\
+details>summary{list-style:none}\
+figure.panel{overflow:visible;border:0;padding:0}pre{overflow:visible}}\n",
     );
     c.push_str(curve::CSS);
     for (l, col, fg, _) in LAYERS {
@@ -233,7 +240,7 @@ fn timeline_section(p: &Page, r: &Report, o: &mut String) {
         }
         let _ = writeln!(
             o,
-            "<span>◆ critical · ● error · • warning · ○ info</span><span>ring: primary fault of an incident (red: the first fault of the verdict)</span><span>band: incident window</span><span>hover a mark for its line; click it for its row</span></div>"
+            "<span>◆ critical · ● error · • warning · ○ info · dashed hollow: a consequence (what followed a fault)</span><span>ring: primary fault of an incident (red: the first fault of the verdict; dashed: the state a later snapshot observed)</span><span>band: incident window</span><span>hover a mark for its line; click it for its row</span></div>"
         );
         o.push_str(&timeline::render(p, r));
     } else {
@@ -245,7 +252,7 @@ fn timeline_section(p: &Page, r: &Report, o: &mut String) {
             o,
             "<h3>Events without a time</h3>\n<p>These lines carry neither a date nor a kernel uptime, so they cannot be placed on the picture.</p>"
         );
-        event_rows(p, &untimed, false, o);
+        event_rows(p, r, &untimed, false, o);
     }
     let _ = writeln!(o, "</section>");
 }
@@ -367,50 +374,95 @@ fn event_table(p: &Page, r: &Report, o: &mut String) {
         }
     );
     if !rows.is_empty() {
-        event_rows(p, &rows, true, o);
+        event_rows(p, r, &rows, true, o);
     }
     let _ = writeln!(o, "</section>");
 }
 
 /// A table of events; with `anchors`, each row is the target (`#e17`) the picture, the chain and
-/// the evidence link to.
-fn event_rows(p: &Page, rows: &[&EventJson], anchors: bool, o: &mut String) {
+/// the evidence link to. Consequences are drawn in their own style, and those repeated on one
+/// host (ranks exiting, NCCL timeouts) fold into one `<details>` per kind and host.
+fn event_rows(p: &Page, r: &Report, rows: &[&EventJson], anchors: bool, o: &mut String) {
     let _ = writeln!(
         o,
-        "<table><tr><th>id</th><th>time (UTC)</th><th>host</th><th>GPU</th><th>rank</th><th>event</th><th>layer</th><th>severity</th><th>line</th></tr>"
+        "<table class=\"ev\"><tr><th>id</th><th>time (UTC)</th><th>host</th><th>GPU</th><th>rank</th><th>event</th><th>layer</th><th>severity</th><th>line</th></tr>"
     );
-    for e in rows {
-        let quality = if e.time.is_some() {
-            format!(r#"<br><span class="q">{}</span>"#, p.t(e.time_quality))
-        } else {
-            String::new()
-        };
-        let what = e
-            .code
-            .map_or_else(|| e.kind.clone(), |c| format!("{} {c}", e.kind));
-        let _ = writeln!(
-            o,
-            r#"<tr{anchor}><td>{id}</td><td class="mono nw">{}{quality}</td><td class="nw">{}</td><td class="mono nw">{}</td><td>{}</td><td>{} — {}</td><td>{}</td><td class="sev-{sev}">{sev}</td><td><span class="mono">{}:{}</span><br><code>{}</code></td></tr>"#,
-            p.t(&when(e)),
-            p.t(e.host.as_deref().unwrap_or("-")),
-            p.t(e.gpu.as_deref().unwrap_or("-")),
-            e.rank.map_or("-".to_string(), |x| x.to_string()),
-            p.t(&what),
-            p.t(&e.title),
-            p.t(e.layer),
-            p.t(&e.source.path),
-            e.source.line,
-            p.t(&e.message),
-            id = p.t(&e.id),
-            sev = p.t(e.severity),
-            anchor = if anchors {
-                format!(r#" id="{}""#, p.t(&e.id))
-            } else {
-                String::new()
-            },
-        );
+    let csq = pm::marks::consequences(r);
+    for row in pm::marks::group(r, rows) {
+        match row {
+            pm::marks::Row::One(e) => event_row(p, e, anchors, csq.contains(e.id.as_str()), o),
+            pm::marks::Row::Group(g) => {
+                event_row(p, g[0], anchors, true, o);
+                let last = g[g.len() - 1];
+                let ranks: Vec<i64> = g.iter().filter_map(|e| e.rank).collect();
+                let _ = writeln!(
+                    o,
+                    r#"<tr class="csq grp"><td colspan="9"><details><summary>{} more {} on {} ({} in all, {} → {}{})</summary><table class="ev">"#,
+                    g.len() - 1,
+                    p.t(&e_what(g[0])),
+                    p.t(g[0].host.as_deref().unwrap_or("an unnamed host")),
+                    g.len(),
+                    p.t(&when(g[0])),
+                    p.t(&when(last)),
+                    if ranks.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", ranks {}", p.t(&pm::ranks(&ranks)))
+                    }
+                );
+                for e in &g[1..] {
+                    event_row(p, e, anchors, true, o);
+                }
+                let _ = writeln!(o, "</table></details></td></tr>");
+            }
+        }
     }
     let _ = writeln!(o, "</table>");
+}
+
+fn e_what(e: &EventJson) -> String {
+    e.code
+        .map_or_else(|| e.kind.clone(), |c| format!("{} {c}", e.kind))
+}
+
+/// Text with a line-break opportunity after each path separator (`/`, `\\`), escaped.
+fn wrap_paths(p: &Page, s: &str) -> String {
+    p.t(s).replace('/', "/<wbr>").replace('\\', "\\<wbr>")
+}
+
+fn event_row(p: &Page, e: &EventJson, anchor: bool, csq: bool, o: &mut String) {
+    let quality = if e.time.is_some() {
+        format!(r#"<br><span class="q">{}</span>"#, p.t(e.time_quality))
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        o,
+        r#"<tr{anchor}{class}><td class="nw">{id}</td><td class="mono nw">{}{quality}</td><td class="nw">{}</td><td class="mono nw">{}</td><td>{}</td><td>{}{} — {}</td><td class="nw">{}</td><td class="sev-{sev}">{sev}</td><td><span class="mono">{}:{}</span><br><code>{}</code></td></tr>"#,
+        p.t(&when(e)),
+        p.t(e.host.as_deref().unwrap_or("-")),
+        p.t(e.gpu.as_deref().unwrap_or("-")),
+        e.rank.map_or("-".to_string(), |x| x.to_string()),
+        if csq {
+            r#"<span class="csqtag">consequence</span> "#
+        } else {
+            ""
+        },
+        p.t(&e_what(e)),
+        p.t(&e.title),
+        p.t(e.layer),
+        wrap_paths(p, &e.source.path),
+        e.source.line,
+        wrap_paths(p, &e.message),
+        id = p.t(&e.id),
+        sev = p.t(e.severity),
+        anchor = if anchor {
+            format!(r#" id="{}""#, p.t(&e.id))
+        } else {
+            String::new()
+        },
+        class = if csq { r#" class="csq""# } else { "" },
+    );
 }
 
 #[cfg(test)]

@@ -73,9 +73,21 @@ fn summary(m: Md, r: &Report, o: &mut String) {
         );
     }
     if let Some(e) = pm::first_fault(r) {
+        // a snapshot taken after the incident began shows the state then, not the fault's start
+        let (label, note) = match pm::marks::observed_at(r, &e.id).and_then(|i| i.start.as_deref())
+        {
+            Some(start) => (
+                "State observed at",
+                format!(
+                    "; a snapshot taken after the incident began at {}",
+                    m.text(&pm::pretty(start))
+                ),
+            ),
+            None => ("Primary fault", String::new()),
+        };
         let _ = writeln!(
             o,
-            "- **Primary fault:** {} {} — {}{} ({})",
+            "- **{label}:** {} {} — {}{} ({}{note})",
             m.text(&pm::when(e)),
             m.text(&pm::what(e)),
             m.text(&e.title),
@@ -230,7 +242,7 @@ fn timeline(m: Md, r: &Report, o: &mut String) {
     };
     let _ = writeln!(
         o,
-        "{shown}. **▶ first fault** marks the primary fault of the verdict's incident (where its chain starts), *primary* that of another incident.\n"
+        "{shown}. **▶ first fault** marks the primary fault of the verdict's incident (where its chain starts), *primary* that of another incident, **◇ state observed at** a snapshot taken after its incident began; ↳ marks a consequence (what followed a fault), and repeated consequences of one kind on one host are folded into one row, listed below the table.\n"
     );
     let primaries = pm::primaries(r);
     let head = [
@@ -248,28 +260,84 @@ fn timeline(m: Md, r: &Report, o: &mut String) {
     ];
     let _ = writeln!(o, "{}", row(&head.map(String::from)));
     let _ = writeln!(o, "{}", row(&head.map(|_| "---".to_string())));
-    for e in rows {
+    let csq = pm::marks::consequences(r);
+    let mut folded: Vec<Vec<&EventJson>> = Vec::new();
+    for item in pm::marks::group(r, &rows) {
+        let e = match item {
+            pm::marks::Row::One(e) => e,
+            pm::marks::Row::Group(g) => {
+                let first = g[0];
+                let ranks: Vec<i64> = g.iter().filter_map(|e| e.rank).collect();
+                let cells = [
+                    "↳".to_string(),
+                    format!("{} (+{})", m.text(&first.id), g.len() - 1),
+                    format!(
+                        "{} → {}",
+                        m.text(&pm::when(first)),
+                        m.text(&pm::when(g[g.len() - 1]))
+                    ),
+                    m.text(first.time_quality),
+                    m.text(first.host.as_deref().unwrap_or("-")),
+                    "-".into(),
+                    m.text(&pm::ranks(&ranks)),
+                    format!(
+                        "{} ×{} — {} (consequences, listed below)",
+                        m.text(&pm::what(first)),
+                        g.len(),
+                        m.text(&first.title)
+                    ),
+                    m.text(first.layer),
+                    m.text(first.severity),
+                    m.code_cell(&format!("{}:{}", first.source.path, first.source.line)),
+                ];
+                let _ = writeln!(o, "{}", row(&cells));
+                folded.push(g);
+                continue;
+            }
+        };
         let mark = match primaries.get(e.id.as_str()) {
+            Some((inc, _)) if pm::marks::observed_at(r, &e.id).is_some() => {
+                format!("**◇ state observed at** ({})", m.text(inc))
+            }
             Some((inc, true)) => format!("**▶ first fault** ({})", m.text(inc)),
             Some((inc, false)) => format!("*primary* ({})", m.text(inc)),
+            None if csq.contains(e.id.as_str()) => "↳".to_string(),
             None => String::new(),
         };
-        let cells = [
-            mark,
-            m.text(&e.id),
-            m.text(&pm::when(e)),
-            m.text(e.time_quality),
-            m.text(e.host.as_deref().unwrap_or("-")),
-            e.gpu.as_deref().map_or("-".into(), |x| m.code_cell(x)),
-            e.rank.map_or("-".into(), |x| x.to_string()),
-            format!("{} — {}", m.text(&pm::what(e)), m.text(&e.title)),
-            m.text(e.layer),
-            m.text(e.severity),
-            m.code_cell(&format!("{}:{}", e.source.path, e.source.line)),
-        ];
-        let _ = writeln!(o, "{}", row(&cells));
+        let _ = writeln!(o, "{}", row(&event_cells(m, e, mark)));
     }
     let _ = writeln!(o);
+    for g in folded {
+        let _ = writeln!(
+            o,
+            "<details><summary>{} × {} on {}</summary>\n",
+            g.len(),
+            m.html(&pm::what(g[0])),
+            m.html(g[0].host.as_deref().unwrap_or("an unnamed host"))
+        );
+        let _ = writeln!(o, "{}", row(&head.map(String::from)));
+        let _ = writeln!(o, "{}", row(&head.map(|_| "---".to_string())));
+        for e in g {
+            let _ = writeln!(o, "{}", row(&event_cells(m, e, "↳".into())));
+        }
+        let _ = writeln!(o, "\n</details>\n");
+    }
+}
+
+fn event_cells(m: Md, e: &EventJson, mark: String) -> [String; 11] {
+    [
+        mark,
+        m.text(&e.id),
+        m.text(&pm::when(e)),
+        m.text(e.time_quality),
+        m.text(e.host.as_deref().unwrap_or("-")),
+        e.gpu.as_deref().map_or("-".into(), |x| m.code_cell(x)),
+        e.rank.map_or("-".into(), |x| x.to_string()),
+        format!("{} — {}", m.text(&pm::what(e)), m.text(&e.title)),
+        m.text(e.layer),
+        m.text(e.severity),
+        m.code_cell(&format!("{}:{}", e.source.path, e.source.line)),
+    ]
 }
 
 /// One incident: root cause, window, measured slowdown, chain, evidence, resolution bucket,
@@ -306,6 +374,9 @@ fn incident(
     for s in &c.steps {
         let e = s.event;
         let role = match s.role {
+            Role::Primary if pm::marks::observed_later(r, inc, e) => {
+                "**state observed at** (a snapshot taken after the incident began; the fault started earlier):"
+            }
             Role::Primary => "**primary fault:**",
             Role::Before => "before it:",
             Role::With => "with it:",

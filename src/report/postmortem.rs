@@ -9,6 +9,7 @@
 mod attach;
 pub mod gpus;
 mod job;
+pub mod marks;
 
 use super::json::{EventJson, IncidentJson, Report};
 use crate::catalog::Catalog;

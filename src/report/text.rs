@@ -225,9 +225,17 @@ pub fn render(r: &Report) -> String {
     if !r.gpus.is_empty() {
         let _ = writeln!(o, "GPUs:");
         for g in &r.gpus {
+            // the driver its host runs (a bug report, a driver load line, or `nvidia-smi -q`)
+            let driver = r
+                .hosts
+                .iter()
+                .find(|h| Some(&h.host) == g.host.as_ref())
+                .and_then(|h| h.driver.as_deref())
+                .map(|d| format!("  driver {}", t(d)))
+                .unwrap_or_default();
             let _ = writeln!(
                 o,
-                "  {} {:<14} {:<16} {:<40} {}",
+                "  {} {:<14} {:<16} {:<40} {}{driver}",
                 if g.suspect { "*" } else { " " },
                 t(&g.bus_id),
                 t(g.host.as_deref().unwrap_or("-")),

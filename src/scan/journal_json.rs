@@ -1,9 +1,10 @@
-//! `journalctl -o json`: one JSON object per line; recognizers run on the decoded MESSAGE.
+//! journalctl's structured outputs (`-o json`, `json-seq`, `json-pretty`, `export`, `verbose`):
+//! entry by entry; recognizers run on the decoded MESSAGE.
 
 use super::{Located, ScanOutput};
 use crate::events::{RecognizerSet, Record};
-use crate::formats::journal::json_entry;
-use crate::model::{LineStamp, WallStamp};
+use crate::formats::journal_entries;
+use crate::model::LineStamp;
 
 /// Scans a JSON-lines journal export; at most `cap` events per host, kind, code, GPU and rank are
 /// kept (the others are counted, see [`super::cap_by_key`]).
@@ -15,13 +16,16 @@ pub fn scan(buf: &[u8], set: &RecognizerSet, cap: u64) -> ScanOutput {
         return out;
     }
     let body = buf.strip_suffix(b"\n").unwrap_or(buf);
-    for (i, raw) in body.split(|&c| c == b'\n').enumerate() {
-        out.lines += 1;
-        let line_no = i as u64 + 1;
-        let Some(entry) = json_entry(raw.strip_suffix(b"\r").unwrap_or(raw)) else {
-            continue;
-        };
-        out.recognized += 1;
+    out.lines = bytecount::count(body, b'\n') as u64 + 1;
+    let mode = journal_entries::detect(&buf[..buf.len().min(64 * 1024)])
+        .unwrap_or(journal_entries::Mode::JsonLines);
+    let mut recognized = 0u64;
+    for at in journal_entries::entries(buf, mode) {
+        let entry = at.entry;
+        let line_no = at.line;
+        let raw = &buf[at.span.0..at.span.1];
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        recognized += at.lines;
         if entry.boot_id.is_some() && entry.boot_id != boot {
             if boot.is_some() {
                 out.boot_lines.push(line_no);
@@ -54,12 +58,7 @@ pub fn scan(buf: &[u8], set: &RecognizerSet, cap: u64) -> ScanOutput {
         }
         set.settle(&mut drafts);
         let stamp = LineStamp {
-            wall: entry.realtime_us.map(|us| WallStamp {
-                naive_secs: us.div_euclid(1_000_000),
-                micros: us.rem_euclid(1_000_000) as u32,
-                offset: Some(0),
-                has_year: true,
-            }),
+            wall: entry.wall(),
             mono_us: entry.source_mono_us,
         };
         let mut kinds: Vec<String> = Vec::new();
@@ -94,6 +93,7 @@ pub fn scan(buf: &[u8], set: &RecognizerSet, cap: u64) -> ScanOutput {
             next_cap = after.saturating_mul(2).max(next_cap);
         }
     }
+    out.recognized = recognized.min(out.lines);
     crate::events::nvrm::collapse_bursts(&mut out.events, set.nvrm_recognizers());
     out.cap(cap);
     out

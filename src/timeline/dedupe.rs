@@ -129,3 +129,79 @@ pub(super) fn bmc_routes(events: Vec<Event>) -> Vec<Event> {
         })
         .collect()
 }
+
+/// Two reports of one process's exit this far apart (µs) are one exit when host and pid agree.
+const EXIT_ROUTE_US: i64 = 600_000_000;
+
+/// Merges one process exit reported through two routes (the torchrun failure table and the
+/// elastic agent's `failed (exitcode: …)` line, a Slurm step line and the trainer's own): same
+/// host and pid, within ten minutes. The copy with a rank (then the earliest) stays, takes the
+/// details only the other has, and cites it in `also_seen`; so 64 ranks count 64 exits.
+pub(super) fn process_routes(events: Vec<Event>) -> Vec<Event> {
+    let mut by_pid: BTreeMap<(Option<String>, String), Vec<usize>> = BTreeMap::new();
+    for (i, e) in events.iter().enumerate() {
+        if e.kind == "process_exit" {
+            if let Some(pid) = e.attrs.get("pid") {
+                by_pid
+                    .entry((e.host.clone(), pid.clone()))
+                    .or_default()
+                    .push(i);
+            }
+        }
+    }
+    let mut merged_into: BTreeMap<usize, usize> = BTreeMap::new();
+    for list in by_pid.values().filter(|l| l.len() > 1) {
+        let mut rest = list.clone();
+        while !rest.is_empty() {
+            let keep = *rest
+                .iter()
+                .min_by_key(|&&i| {
+                    (
+                        events[i].rank.is_none(),
+                        events[i].time_us.is_none(),
+                        events[i].time_us,
+                        i,
+                    )
+                })
+                .unwrap_or(&rest[0]);
+            let near = |i: usize| match (events[i].time_us, events[keep].time_us) {
+                (Some(a), Some(b)) => a.abs_diff(b) <= EXIT_ROUTE_US as u64,
+                _ => true,
+            };
+            let (copies, others): (Vec<usize>, Vec<usize>) = rest
+                .iter()
+                .copied()
+                .filter(|&i| i != keep)
+                .partition(|&i| near(i));
+            for c in copies {
+                merged_into.insert(c, keep);
+            }
+            rest = others;
+        }
+    }
+    let mut copies: BTreeMap<usize, Vec<Event>> = BTreeMap::new();
+    let mut kept = Vec::with_capacity(events.len());
+    for (i, e) in events.into_iter().enumerate() {
+        match merged_into.get(&i) {
+            Some(&k) => copies.entry(k).or_default().push(e),
+            None => kept.push((i, e)),
+        }
+    }
+    kept.into_iter()
+        .map(|(i, mut e)| {
+            for c in copies.remove(&i).unwrap_or_default() {
+                e.rank = e.rank.or(c.rank);
+                e.gpu = e.gpu.or(c.gpu);
+                e.code = e.code.or(c.code);
+                for (k, v) in c.attrs {
+                    e.attrs.entry(k).or_insert(v);
+                }
+                e.suppressed = e.suppressed.max(c.suppressed);
+                if e.also_seen.len() < MAX_ALSO_SEEN {
+                    e.also_seen.push(c.source);
+                }
+            }
+            e
+        })
+        .collect()
+}

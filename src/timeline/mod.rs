@@ -521,7 +521,9 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
         .filter(|r| r.format == crate::formats::Format::BugReport)
         .map(|r| r.index)
         .collect();
-    let events = finish(dedupe::bmc_routes(dedupe::dedupe(events, &bundles)));
+    let events = finish(dedupe::process_routes(dedupe::bmc_routes(dedupe::dedupe(
+        events, &bundles,
+    ))));
     Timeline {
         events,
         notes,

@@ -108,6 +108,9 @@ pub(super) fn chain(
     for s in &c.steps {
         let e = s.event;
         let role = match s.role {
+            Role::Primary if pm::marks::observed_later(r, inc, e) => {
+                "<strong>state observed at</strong> (a snapshot taken after the incident began; the fault started earlier):"
+            }
             Role::Primary => "<strong>primary fault:</strong>",
             Role::Before => "before it:",
             Role::With => "with it:",
@@ -315,6 +318,24 @@ pub(super) fn inputs(p: &Page, r: &Report, o: &mut String) {
         );
     }
     let _ = writeln!(o, "</table>");
+    let hosts = pm::gpus::host_rows(r);
+    if !hosts.is_empty() {
+        let _ = writeln!(
+            o,
+            "<h3>Hosts</h3>\n<table><tr><th>host</th><th>driver</th><th>kernel</th><th>GPUs</th></tr>"
+        );
+        for h in hosts {
+            let _ = writeln!(
+                o,
+                r#"<tr><td class="nw">{}</td><td class="mono">{}</td><td class="mono">{}</td><td>{}</td></tr>"#,
+                p.t(&h.host),
+                p.t(&h.driver),
+                p.t(&h.kernel),
+                p.t(&h.models)
+            );
+        }
+        let _ = writeln!(o, "</table>");
+    }
     if !r.notes.is_empty() {
         let _ = writeln!(o, "<h3>Notes</h3>\n<ul>");
         for n in &r.notes {

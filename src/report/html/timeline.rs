@@ -105,7 +105,10 @@ pub fn render(p: &Page, r: &Report) -> String {
     let primaries: BTreeMap<&str, (String, bool)> = crate::report::postmortem::primaries(r)
         .into_iter()
         .map(|(ev, (inc, top))| {
-            let label = if top {
+            let observed = crate::report::postmortem::marks::observed_at(r, ev);
+            let label = if let Some(t) = observed.and_then(|_| when_of(r, ev)) {
+                format!("{inc}: state observed at {t}")
+            } else if top {
                 format!("{inc}: first fault")
             } else {
                 inc.to_string()
@@ -296,10 +299,17 @@ fn panel_svg(
     let mut order: Vec<&&(i64, &EventJson)> = drawn.iter().collect();
     order.sort_by_key(|(_, e)| sev_rank(e.severity));
     let mut rings = Vec::new();
+    let csq = crate::report::postmortem::marks::consequences(r);
     for (t, e) in order.into_iter().map(|x| (x.0, x.1)) {
         let x = axis.x(t);
         let y = TOP + lane_of(e) as f64 * LANE_H + LANE_H / 2.0;
-        let mark = shape(e, x, y, &p.t(&hover(e, panel.clock)));
+        // what followed a fault: dashed and hollow, apart from faults and unknown events
+        let extra = if csq.contains(e.id.as_str()) {
+            " csq"
+        } else {
+            ""
+        };
+        let mark = shape(e, x, y, &p.t(&hover(e, panel.clock)), extra);
         let _ = writeln!(o, "{}", p.event_link(&e.id, &mark));
         if let Some((label, top)) = primaries.get(e.id.as_str()) {
             rings.push((x, y, label.clone(), *top));
@@ -313,15 +323,28 @@ fn panel_svg(
         }
         let anchor = if x > PLOT_X1 - 120.0 { "end" } else { "start" };
         let dx = if anchor == "end" { -12.0 } else { 12.0 };
+        // a later snapshot shows the state then, not where the fault began
+        let class = if label.contains(": state observed at ") {
+            "obs"
+        } else {
+            "ff"
+        };
         let _ = writeln!(
             o,
-            r#"<circle class="ring ff" cx="{x:.1}" cy="{y:.1}" r="9"/><text class="ringl ff" x="{:.1}" y="{:.1}" text-anchor="{anchor}">{}</text>"#,
+            r#"<circle class="ring {class}" cx="{x:.1}" cy="{y:.1}" r="9"/><text class="ringl {class}" x="{:.1}" y="{:.1}" text-anchor="{anchor}">{}</text>"#,
             x + dx,
             y - 7.0,
             p.t(&label)
         );
     }
     let _ = writeln!(o, "</svg></figure>");
+}
+
+/// The time of an event for a label: `HH:MM:SS` of its wall time.
+fn when_of(r: &Report, id: &str) -> Option<String> {
+    let e = r.events.iter().find(|e| e.id == id)?;
+    let t = crate::report::postmortem::pretty(e.time.as_deref()?);
+    Some(t.get(11..19).unwrap_or(&t).to_string())
 }
 
 fn sev_rank(s: &str) -> u8 {
@@ -335,8 +358,8 @@ fn sev_rank(s: &str) -> u8 {
 
 /// The mark of one event with its hover text (escaped): a diamond for critical, circles
 /// shrinking with severity, hollow for info.
-fn shape(e: &EventJson, x: f64, y: f64, title: &str) -> String {
-    let class = format!("m L-{} S-{}", e.layer, e.severity);
+fn shape(e: &EventJson, x: f64, y: f64, title: &str, extra: &str) -> String {
+    let class = format!("m L-{} S-{}{extra}", e.layer, e.severity);
     match e.severity {
         "critical" => format!(
             r#"<path class="{class}" d="M{x:.1} {:.1}L{:.1} {y:.1}L{x:.1} {:.1}L{:.1} {y:.1}Z"><title>{title}</title></path>"#,

@@ -11,6 +11,11 @@ pub(super) fn hosts(a: &Analysis) -> Vec<HostJson> {
     let mut map: BTreeMap<String, HostJson> = BTreeMap::new();
     for r in &a.inputs {
         let Some(h) = &r.host else { continue };
+        // an `nvidia-smi -q` alone names the driver too
+        if r.bundle.is_none() && r.smi_driver.is_some() {
+            let e = map.entry(h.clone()).or_insert_with(|| bare_host(h));
+            e.driver = e.driver.clone().or(r.smi_driver.clone());
+        }
         let Some(b) = &r.bundle else { continue };
         let e = map.entry(h.clone()).or_insert_with(|| bare_host(h));
         e.kernel = e.kernel.clone().or(b.kernel.clone());

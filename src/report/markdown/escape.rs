@@ -23,6 +23,12 @@ impl Md {
         text(s)
     }
 
+    /// The value escaped for HTML, for the text of the raw `<details>` blocks (where Markdown
+    /// escapes would show as they are).
+    pub fn html(&self, s: &str) -> String {
+        crate::report::html::escape(s)
+    }
+
     /// [`code_cell`] of the value.
     pub fn code_cell(&self, s: &str) -> String {
         code_cell(s)

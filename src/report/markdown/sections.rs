@@ -170,6 +170,31 @@ pub(super) fn inputs(m: Md, r: &Report, o: &mut String) {
         let _ = writeln!(o, "{}", row(&cells));
     }
     let _ = writeln!(o);
+    let hosts = pm::gpus::host_rows(r);
+    if !hosts.is_empty() {
+        let _ = writeln!(o, "Hosts:\n");
+        let head = ["host", "driver", "kernel", "GPUs"];
+        let _ = writeln!(o, "{}", row(&head.map(String::from)));
+        let _ = writeln!(o, "{}", row(&head.map(|_| "---".to_string())));
+        for h in hosts {
+            let cells = [
+                m.text(&h.host),
+                if h.driver == "-" {
+                    "-".into()
+                } else {
+                    m.code_cell(&h.driver)
+                },
+                if h.kernel == "-" {
+                    "-".into()
+                } else {
+                    m.code_cell(&h.kernel)
+                },
+                m.text(&h.models),
+            ];
+            let _ = writeln!(o, "{}", row(&cells));
+        }
+        let _ = writeln!(o);
+    }
     let _ = writeln!(o, "Accounting: {}\n", m.text(&r.accounting.summary));
     if let Some(f) = &r.accounting.filter {
         let _ = writeln!(o, "Filter: {}\n", m.text(&f.summary));

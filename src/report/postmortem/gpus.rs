@@ -164,3 +164,59 @@ mod tests {
         assert!(!notable("Product Name", "NVIDIA A100"));
     }
 }
+
+/// One row of the hosts table: what runs on a host and which GPUs it has.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostRow {
+    /// Host name.
+    pub host: String,
+    /// Driver version (bug report, driver load line, or `nvidia-smi -q`), `-` when unknown.
+    pub driver: String,
+    /// Kernel release, `-` when unknown.
+    pub kernel: String,
+    /// GPU models with their count (`8 × NVIDIA H100 80GB HBM3`), `-` when none is named.
+    pub models: String,
+}
+
+/// The hosts that name a driver, a kernel or a GPU model, in name order.
+pub fn host_rows(r: &Report) -> Vec<HostRow> {
+    let mut names: std::collections::BTreeSet<&str> =
+        r.hosts.iter().map(|h| h.host.as_str()).collect();
+    names.extend(
+        r.gpus
+            .iter()
+            .filter(|g| g.name.is_some())
+            .filter_map(|g| g.host.as_deref()),
+    );
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let h = r.hosts.iter().find(|h| h.host == name);
+            let mut models: std::collections::BTreeMap<&str, usize> = Default::default();
+            for g in r.gpus.iter().filter(|g| g.host.as_deref() == Some(name)) {
+                if let Some(m) = g.name.as_deref() {
+                    *models.entry(m).or_default() += 1;
+                }
+            }
+            let driver = h.and_then(|h| h.driver.clone());
+            let kernel = h.and_then(|h| h.kernel.clone());
+            if driver.is_none() && kernel.is_none() && models.is_empty() {
+                return None;
+            }
+            Some(HostRow {
+                host: name.to_string(),
+                driver: driver.unwrap_or_else(|| "-".into()),
+                kernel: kernel.unwrap_or_else(|| "-".into()),
+                models: if models.is_empty() {
+                    "-".into()
+                } else {
+                    models
+                        .iter()
+                        .map(|(m, n)| format!("{n} × {m}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                },
+            })
+        })
+        .collect()
+}
