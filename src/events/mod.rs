@@ -522,9 +522,14 @@ impl RecognizerSet {
                 id: "anchors".into(),
                 what: e.to_string(),
             })?;
-        // the given literals, plus every anchor that contains none of them
+        // the given literals, plus every anchor that contains none of them; an anchor only benign
+        // recognizers own stays out: a benign mark matters only on a record another anchor made
+        // a candidate (the automaton still finds it there)
         let mut literals: Vec<String> = given.iter().filter(|g| g.len() >= 4).cloned().collect();
-        for a in &anchors {
+        for (a, own) in anchors.iter().zip(&owners) {
+            if own.iter().all(|&i| compiled[i].def.benign.is_some()) {
+                continue;
+            }
             if !literals.iter().any(|l| a.contains(l.as_str())) {
                 literals.push(a.clone());
             }
@@ -792,7 +797,7 @@ impl RecognizerSet {
                         .automaton
                         .find_overlapping_iter(s.as_str())
                         .any(|m| self.anchor_owners[m.pattern().as_usize()].contains(&i))
-                        && self.prefilter.find(s.as_str()).is_some();
+                        && (c.def.benign.is_some() || self.prefilter.find(s.as_str()).is_some());
                     let mut out = Vec::new();
                     let mut claimed = false;
                     if hit && c.def.generic {
