@@ -472,3 +472,25 @@ fn rendering_fills_every_specifier() {
         "Call to ibv_poll_cq failed: Connection reset by peer"
     );
 }
+
+#[test]
+fn every_ntstatus_code_names_the_exit_in_hex_and_decimal() {
+    let k = Knowledge::load(&[]).expect("built-in knowledge loads");
+    let set = &k.recognizers;
+    assert!(set.ntstatus.len() >= 40, "a few dozen well-known codes");
+    for e in &set.ntstatus {
+        let signed = e.code as i32;
+        for line in [
+            format!("time=2025-01-01T00:00:00Z level=ERROR msg=\"runner terminated\" error=\"exit status 0x{:08x}\"", e.code),
+            format!("Process finished with exit code {signed}"),
+        ] {
+            let out = scan_buffer(format!("{line}\n").as_bytes(), set, false, 1000);
+            let named = out.events.iter().any(|ev| {
+                ev.draft.kind == "process_exit"
+                    && ev.draft.attrs.get("ntstatus") == Some(&e.name)
+                    && ev.draft.attrs.contains_key("layer_hint")
+            });
+            assert!(named, "{}: {line}", e.name);
+        }
+    }
+}

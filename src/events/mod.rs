@@ -5,6 +5,7 @@
 pub mod aer;
 pub mod cper;
 pub mod job;
+pub mod ntstatus;
 pub mod nvrm;
 pub mod verbs;
 pub mod xid;
@@ -23,10 +24,11 @@ pub const BUILTIN_RECOGNIZERS: &str = include_str!("../../data/recognizers.toml"
 pub const BUILTIN_JOB_RECOGNIZERS: &str = include_str!("../../data/jobs.toml");
 
 /// Every built-in recognizer file, in load order.
-pub const BUILTIN_FILES: [&str; 3] = [
+pub const BUILTIN_FILES: [&str; 4] = [
     BUILTIN_RECOGNIZERS,
     BUILTIN_JOB_RECOGNIZERS,
     verbs::BUILTIN_VERBS,
+    ntstatus::BUILTIN_NTSTATUS,
 ];
 
 /// One recognizer as written in TOML.
@@ -121,6 +123,8 @@ struct RecognizerFile {
     trace: Option<TraceDef>,
     #[serde(default)]
     ib_verbs: Vec<verbs::VerbsEntry>,
+    #[serde(default)]
+    ntstatus: Vec<ntstatus::NtStatus>,
     /// NVRM knowledge laid over `data/nvrm.toml` (see [`nvrm::NvrmFile::overlay`]).
     #[serde(default)]
     nvrm: Option<nvrm::NvrmFile>,
@@ -240,6 +244,8 @@ pub struct RecognizerSet {
     pub trace: TraceDef,
     /// The verbs table (`ibv_wc_status`, `ibv_event_type`); later entries win.
     pub ib_verbs: Vec<verbs::VerbsEntry>,
+    /// The Windows NTSTATUS table (exit statuses); later entries win.
+    pub ntstatus: Vec<ntstatus::NtStatus>,
     /// The NVRM knowledge (built-in, or with the user's `[nvrm]` tables).
     nvrm: NvrmKnowledge,
     /// Ids of the recognizers with the `nvrm` parser.
@@ -420,6 +426,7 @@ impl RecognizerSet {
             .get_or_init(|| BUILTIN_FILES.iter().map(|t| toml::from_str(t)).collect())
             .clone();
         let mut ib_verbs: Vec<verbs::VerbsEntry> = Vec::new();
+        let mut nt: Vec<ntstatus::NtStatus> = Vec::new();
         let files = builtin.into_iter().chain(
             extra
                 .iter()
@@ -452,6 +459,7 @@ impl RecognizerSet {
                 }
                 ib_verbs.push(v);
             }
+            nt.extend(f.ntstatus);
             for d in f.recognizer {
                 if let Some(slot) = defs.iter_mut().find(|x| x.id == d.id) {
                     *slot = d;
@@ -565,6 +573,7 @@ impl RecognizerSet {
             xid_derived: derived,
             trace,
             ib_verbs,
+            ntstatus: nt,
         })
     }
 
@@ -760,6 +769,7 @@ impl RecognizerSet {
             if d.rank.is_none() {
                 d.rank = rec.rank;
             }
+            ntstatus::annotate(&self.ntstatus, d);
             if !d.derived {
                 if d.layer.is_none() {
                     d.layer = def.layer;
