@@ -494,3 +494,97 @@ fn every_ntstatus_code_names_the_exit_in_hex_and_decimal() {
         }
     }
 }
+
+/// Every regex alternative of the job-log recognizers holds one of its anchors in its own
+/// literal text (else it fires only when the line happens to carry an anchor elsewhere); the
+/// other files' alternatives that lean on an anchor elsewhere in the line (a prefix such as
+/// `NVRM:` or `NCCL`) are printed.
+#[test]
+fn every_job_regex_alternative_holds_an_anchor() {
+    #[derive(serde::Deserialize)]
+    struct File {
+        #[serde(default)]
+        recognizer: Vec<toml::Value>,
+    }
+    let mut failures = Vec::new();
+    for (name, text) in [
+        ("recognizers.toml", faultline::events::BUILTIN_RECOGNIZERS),
+        ("jobs.toml", faultline::events::BUILTIN_JOB_RECOGNIZERS),
+        ("verbs.toml", faultline::events::verbs::BUILTIN_VERBS),
+        (
+            "ntstatus.toml",
+            faultline::events::ntstatus::BUILTIN_NTSTATUS,
+        ),
+    ] {
+        let f: File = toml::from_str(text).expect("built-in recognizers parse");
+        let mut leaning = 0;
+        for r in &f.recognizer {
+            let (Some(id), Some(re)) = (
+                r.get("id").and_then(|v| v.as_str()),
+                r.get("regex").and_then(|v| v.as_str()),
+            ) else {
+                continue;
+            };
+            let anchors: Vec<String> = r
+                .get("anchors")
+                .and_then(|v| v.as_array())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|x| x.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            for alt in faultline::events::reach::unreached(re, &anchors) {
+                let msg = format!("{name} {id}: alternative `{alt}` holds none of {anchors:?}");
+                if name == "recognizers.toml" {
+                    leaning += 1;
+                } else {
+                    failures.push(msg);
+                }
+            }
+        }
+        if leaning > 0 {
+            eprintln!("{name}: {leaning} alternatives rely on an anchor elsewhere in the line");
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// NCCL changed its WARN prefix (2.26 added the date and the function: `[date] host:pid:tid [dev]
+/// file:line (func) NCCL WARN`): every NCCL family carries a sample of each form.
+#[test]
+fn every_nccl_family_has_samples_of_both_prefix_versions() {
+    #[derive(serde::Deserialize)]
+    struct File {
+        #[serde(default)]
+        recognizer: Vec<toml::Value>,
+    }
+    let f: File = toml::from_str(faultline::events::BUILTIN_JOB_RECOGNIZERS).unwrap();
+    let new = regex::Regex::new(
+        r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] \S+ \[\d+\] \S+:\d+ \(\w+\) NCCL WARN",
+    )
+    .unwrap();
+    let old = regex::Regex::new(r"^\S+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?NCCL WARN").unwrap();
+    let mut missing = Vec::new();
+    for r in &f.recognizer {
+        let id = r.get("id").and_then(|v| v.as_str()).unwrap_or("");
+        let nccl = r
+            .get("anchors")
+            .and_then(|v| v.as_array())
+            .is_some_and(|a| a.iter().any(|x| x.as_str() == Some("NCCL WARN")));
+        if !nccl || r.get("benign").is_some() {
+            continue;
+        }
+        let samples: Vec<&str> = r
+            .get("samples")
+            .and_then(|v| v.as_array())
+            .map(|a| a.iter().filter_map(|x| x.as_str()).collect())
+            .unwrap_or_default();
+        for (name, re) in [("2.26+", &new), ("older", &old)] {
+            if !samples.iter().any(|s| re.is_match(s)) {
+                missing.push(format!("{id}: no {name} sample"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "{missing:#?}");
+}

@@ -7,6 +7,7 @@ pub mod cper;
 pub mod job;
 pub mod ntstatus;
 pub mod nvrm;
+pub mod reach;
 pub mod verbs;
 pub mod xid;
 
@@ -789,6 +790,7 @@ impl RecognizerSet {
             if c.def.samples.is_empty() {
                 failures.push(format!("{}: has no sample lines", c.def.id));
             }
+
             for (lines, want) in [(&c.def.samples, true), (&c.def.rejects, false)] {
                 for s in lines {
                     let parts: Vec<String> = s.split('\n').map(str::to_string).collect();
