@@ -5,7 +5,9 @@
 pub mod aer;
 pub mod cper;
 pub mod job;
+pub mod ntstatus;
 pub mod nvrm;
+pub mod reach;
 pub mod verbs;
 pub mod xid;
 
@@ -23,10 +25,11 @@ pub const BUILTIN_RECOGNIZERS: &str = include_str!("../../data/recognizers.toml"
 pub const BUILTIN_JOB_RECOGNIZERS: &str = include_str!("../../data/jobs.toml");
 
 /// Every built-in recognizer file, in load order.
-pub const BUILTIN_FILES: [&str; 3] = [
+pub const BUILTIN_FILES: [&str; 4] = [
     BUILTIN_RECOGNIZERS,
     BUILTIN_JOB_RECOGNIZERS,
     verbs::BUILTIN_VERBS,
+    ntstatus::BUILTIN_NTSTATUS,
 ];
 
 /// One recognizer as written in TOML.
@@ -121,6 +124,8 @@ struct RecognizerFile {
     trace: Option<TraceDef>,
     #[serde(default)]
     ib_verbs: Vec<verbs::VerbsEntry>,
+    #[serde(default)]
+    ntstatus: Vec<ntstatus::NtStatus>,
     /// NVRM knowledge laid over `data/nvrm.toml` (see [`nvrm::NvrmFile::overlay`]).
     #[serde(default)]
     nvrm: Option<nvrm::NvrmFile>,
@@ -240,6 +245,8 @@ pub struct RecognizerSet {
     pub trace: TraceDef,
     /// The verbs table (`ibv_wc_status`, `ibv_event_type`); later entries win.
     pub ib_verbs: Vec<verbs::VerbsEntry>,
+    /// The Windows NTSTATUS table (exit statuses); later entries win.
+    pub ntstatus: Vec<ntstatus::NtStatus>,
     /// The NVRM knowledge (built-in, or with the user's `[nvrm]` tables).
     nvrm: NvrmKnowledge,
     /// Ids of the recognizers with the `nvrm` parser.
@@ -420,6 +427,7 @@ impl RecognizerSet {
             .get_or_init(|| BUILTIN_FILES.iter().map(|t| toml::from_str(t)).collect())
             .clone();
         let mut ib_verbs: Vec<verbs::VerbsEntry> = Vec::new();
+        let mut nt: Vec<ntstatus::NtStatus> = Vec::new();
         let files = builtin.into_iter().chain(
             extra
                 .iter()
@@ -452,6 +460,7 @@ impl RecognizerSet {
                 }
                 ib_verbs.push(v);
             }
+            nt.extend(f.ntstatus);
             for d in f.recognizer {
                 if let Some(slot) = defs.iter_mut().find(|x| x.id == d.id) {
                     *slot = d;
@@ -522,9 +531,14 @@ impl RecognizerSet {
                 id: "anchors".into(),
                 what: e.to_string(),
             })?;
-        // the given literals, plus every anchor that contains none of them
+        // the given literals, plus every anchor that contains none of them; an anchor only benign
+        // recognizers own stays out: a benign mark matters only on a record another anchor made
+        // a candidate (the automaton still finds it there)
         let mut literals: Vec<String> = given.iter().filter(|g| g.len() >= 4).cloned().collect();
-        for a in &anchors {
+        for (a, own) in anchors.iter().zip(&owners) {
+            if own.iter().all(|&i| compiled[i].def.benign.is_some()) {
+                continue;
+            }
             if !literals.iter().any(|l| a.contains(l.as_str())) {
                 literals.push(a.clone());
             }
@@ -560,6 +574,7 @@ impl RecognizerSet {
             xid_derived: derived,
             trace,
             ib_verbs,
+            ntstatus: nt,
         })
     }
 
@@ -755,6 +770,7 @@ impl RecognizerSet {
             if d.rank.is_none() {
                 d.rank = rec.rank;
             }
+            ntstatus::annotate(&self.ntstatus, d);
             if !d.derived {
                 if d.layer.is_none() {
                     d.layer = def.layer;
@@ -774,6 +790,7 @@ impl RecognizerSet {
             if c.def.samples.is_empty() {
                 failures.push(format!("{}: has no sample lines", c.def.id));
             }
+
             for (lines, want) in [(&c.def.samples, true), (&c.def.rejects, false)] {
                 for s in lines {
                     let parts: Vec<String> = s.split('\n').map(str::to_string).collect();
@@ -792,7 +809,7 @@ impl RecognizerSet {
                         .automaton
                         .find_overlapping_iter(s.as_str())
                         .any(|m| self.anchor_owners[m.pattern().as_usize()].contains(&i))
-                        && self.prefilter.find(s.as_str()).is_some();
+                        && (c.def.benign.is_some() || self.prefilter.find(s.as_str()).is_some());
                     let mut out = Vec::new();
                     let mut claimed = false;
                     if hit && c.def.generic {

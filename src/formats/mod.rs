@@ -224,7 +224,8 @@ pub fn parse_head(line: &[u8]) -> LineHead<'_> {
 /// [`parse_head`] with a wrapper token learned for the file ([`wrapper::FileWrappers`]).
 pub fn parse_head_with<'a>(line: &'a [u8], learned: Option<&[u8]>) -> LineHead<'a> {
     let w = wrapper::peel_with(line, learned);
-    let (mut off, mut rank, mut host) = (w.off, w.rank, w.host);
+    // a pod named by kubectl --prefix is the host of its processes (their hostname)
+    let (mut off, mut rank, mut host) = (w.off, w.rank, w.host.or(w.pod));
     let mut wrapped = w.layers > 0;
     let mut prefix = parse_prefix(&line[off..]);
     if prefix.is_none() {

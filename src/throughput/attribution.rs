@@ -187,6 +187,7 @@ fn describe(s: &Slowdown) -> String {
         Metric::StepTime => format!("step time {b} → {d} ms"),
         Metric::SamplesPerSec => format!("{b} → {d} samples/s"),
         Metric::BusBandwidth => format!("bus bandwidth {b} → {d} GB/s"),
+        Metric::TokensPerSec => format!("{b} → {d} tokens/s"),
     };
     format!(
         "training throughput{who} fell to {:.0}% of its earlier level{from} ({figures}; {})",

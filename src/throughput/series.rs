@@ -17,6 +17,8 @@ pub enum Metric {
     SamplesPerSec,
     /// nccl-tests average bus bandwidth, GB/s.
     BusBandwidth,
+    /// Tokens per second (torchtitan `tps`).
+    TokensPerSec,
 }
 
 impl Metric {
@@ -26,6 +28,7 @@ impl Metric {
             Metric::StepTime => "step_time_ms",
             Metric::SamplesPerSec => "samples_per_s",
             Metric::BusBandwidth => "busbw_gb_s",
+            Metric::TokensPerSec => "tokens_per_s",
         }
     }
 
@@ -35,6 +38,7 @@ impl Metric {
             Metric::StepTime => "ms/step",
             Metric::SamplesPerSec => "samples/s",
             Metric::BusBandwidth => "GB/s",
+            Metric::TokensPerSec => "tokens/s",
         }
     }
 
@@ -189,13 +193,19 @@ fn reading(e: &Event) -> Option<(Metric, f64, String)> {
     if let Some(v) = parse_num(a.get("it_per_s")) {
         return Some(bar(1000.0 / v));
     }
+    if let Some(v) = parse_num(a.get("tokens_per_s").map(|t| t.replace(',', "")).as_ref()) {
+        let trainer = a.get("trainer").map_or("trainer", |t| t.as_str());
+        return Some((Metric::TokensPerSec, v, format!("{trainer} tokens/s")));
+    }
     if let Some(v) = parse_num(a.get("samples_per_s").or_else(|| a.get("samples_per_s2"))) {
-        let label = if a.contains_key("iter") || a.contains_key("iter2") {
-            "DeepSpeed samples/s"
+        let label = if let Some(t) = a.get("trainer") {
+            format!("{t} samples/s")
+        } else if a.contains_key("iter") || a.contains_key("iter2") {
+            "DeepSpeed samples/s".into()
         } else {
-            "Hugging Face run summary"
+            "Hugging Face run summary".into()
         };
-        return Some((Metric::SamplesPerSec, v, label.into()));
+        return Some((Metric::SamplesPerSec, v, label));
     }
     if let Some(v) = parse_num(a.get("busbw")) {
         return Some((Metric::BusBandwidth, v, "nccl-tests bus bandwidth".into()));
