@@ -4,8 +4,11 @@
 mod cap;
 pub mod journal_json;
 pub mod kreport;
+mod tally;
 
-pub use cap::{cap_by_key, DEFAULT_EVENTS_PER_KIND};
+pub use cap::{
+    cap_by_key, cap_capped, CapKey, Capped, FastBuild, FastHasher, FastMap, DEFAULT_EVENTS_PER_KIND,
+};
 
 use crate::events::{Draft, RecognizerSet, Record};
 use crate::formats::record::Scope;
@@ -193,12 +196,8 @@ impl ScanOutput {
     /// Applies the events cap ([`cap_by_key`]) to the events (progress samples are never
     /// capped) and the attachments.
     pub fn cap(&mut self, cap: u64) {
-        cap_by_key(&mut self.events, cap, cap::located_key, |l| {
-            &mut l.suppressed
-        });
-        cap_by_key(&mut self.attachments, cap, cap::located_key, |l| {
-            &mut l.suppressed
-        });
+        cap_capped(&mut self.events, cap);
+        cap_capped(&mut self.attachments, cap);
     }
 
     /// Total occurrences past the cap, over all events.
@@ -349,12 +348,13 @@ pub fn scan_chunk(
     let mut event_lines = 0u64;
     let mut record_end = 0usize;
     let mut next_cap = cap.saturating_mul(2).max(4096);
+    let mut tally = tally::Tally::new(cap);
     for (ls, le, no) in candidates {
         // a hit inside the continuation lines of the record just read belongs to that record
         if ls < record_end {
             continue;
         }
-        let (gave, end) = candidate(buf, (ls, le, no), set, &mut out, fw);
+        let (gave, end) = candidate(buf, (ls, le, no), set, &mut out, fw, tally.as_mut());
         event_lines += gave as u64;
         record_end = end;
         let held = (out.events.len() + out.attachments.len()) as u64;
@@ -365,6 +365,13 @@ pub fn scan_chunk(
             next_cap = after.saturating_mul(2).max(next_cap);
         }
     }
+    if let Some(t) = tally {
+        t.finish(&mut out, |at| {
+            let mut one = ScanOutput::default();
+            candidate(buf, at, set, &mut one, fw, None);
+            one.events
+        });
+    }
     crate::events::nvrm::collapse_bursts(&mut out.events, set.nvrm_recognizers());
     out.cap(cap);
     // event lines whose prefix was not understood still count as recognized
@@ -374,13 +381,15 @@ pub fn scan_chunk(
 }
 
 /// Runs recognizers on one candidate line; returns whether the line had no known prefix but gave
-/// an event, and where the record (with its continuation lines) ends.
+/// an event, and where the record (with its continuation lines) ends. With a `tally`, events past
+/// the cap are only counted ([`tally::Tally::count`]).
 fn candidate(
     buf: &[u8],
     (ls, le, line_no): (usize, usize, u64),
     set: &RecognizerSet,
     out: &mut ScanOutput,
     fw: &FileWrappers,
+    tally: Option<&mut tally::Tally>,
 ) -> (bool, usize) {
     let line = trim_cr(&buf[ls..le]);
     // a hard wrap continues a wrapped line as wide as a terminal (or the wrap before it)
@@ -492,6 +501,19 @@ fn candidate(
             true
         }
     });
+    if let Some(t) = tally {
+        // one line with its own time: its events can be rebuilt from the line alone
+        let simple = parts.len() == 1 && head.prefix.is_some_and(|p| !p.stamp.is_empty());
+        let host = head
+            .prefix
+            .and_then(|p| p.host)
+            .or(head.host)
+            .map(String::from_utf8_lossy);
+        let at = (ls, le, line_no);
+        if t.count(&drafts, host.as_deref(), simple, set.nvrm_recognizers(), at) {
+            return (head.prefix.is_none(), e);
+        }
+    }
     // a kernel report: its trace lines, each with its own prefix, belong to this event
     let report = drafts
         .iter()
