@@ -18,7 +18,7 @@ for t in rg zstd taskset /usr/bin/time bc; do
   command -v "$t" > /dev/null || { echo "$t not found (apt-get install ripgrep zstd util-linux time bc)"; exit 1; }
 done
 cargo build --profile "$PROFILE" --quiet --bin faultline --example genlog --example genstorm --example genfleet
-FL=./target/$PROFILE/faultline
+FL=${FL:-./target/$PROFILE/faultline} # FL=path benches another build
 EX=./target/$PROFILE/examples
 ANCHORS=$(mktemp)
 OUT=$(mktemp)
@@ -110,8 +110,11 @@ for R in $ROWS; do
     F=$DIR/faultline-bugreport-50m.log
     if [ ! -f "$F" ]; then
       T=$(mktemp -d)
-      "$EX/genfleet" "$T" 1 51200 > /dev/null 2>&1
-      find "$T" -name 'nvidia-bug-report-*.log.gz' | head -n 1 | xargs zcat > "$F"
+      "$EX/genfleet" "$T" 6 51200 > /dev/null 2>&1 || true # node 5 has a bug report
+      # the fleet holds a corrupt bug report on purpose: take the largest one that decodes
+      for g in $(find "$T" -name 'nvidia-bug-report-*.log.gz' -exec ls -S {} +); do
+        gzip -t "$g" 2> /dev/null && { zcat "$g" > "$F.tmp" && mv "$F.tmp" "$F"; break; }
+      done
       rm -rf "$T"
     fi
     cat "$F" > /dev/null
