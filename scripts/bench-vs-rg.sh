@@ -1,37 +1,132 @@
 #!/usr/bin/env bash
-# Times `faultline analyze` against `rg -c` with the same anchor literals on the same file.
-# Usage: scripts/bench-vs-rg.sh [MiB] [FILE]
+# faultline side by side with ripgrep (and zstd) on the inputs of issue 17, in one session:
+# each row is the best wall time of RUNS runs of both commands, run in turn; the ratio is
+# faultline / reference; peak RSS is faultline's (from /usr/bin/time -v: it counts the pages of
+# a mapped input too) and its peak anonymous memory (RssAnon sampled from /proc every 10 ms).
+# The reference search is `rg -c` with the prefilter's own literals (`faultline explain prefilter`).
+#
+# Usage: scripts/bench-vs-rg.sh [ROWS...]   (rows: syslog zst storm distinct fleet bugreport startup;
+#        all by default). Env: PROFILE (fast; release or dist for the figures users get), RUNS (5),
+#        DIR (/tmp: where the generated inputs are kept and reused).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-MIB=${1:-256}
-FILE=${2:-/tmp/faultline-bench-${MIB}.log}
-cargo build --release --quiet --examples --bins
-[ -f "$FILE" ] || ./target/release/examples/genlog "$FILE" "$MIB"
+PROFILE=${PROFILE:-fast}
+RUNS=${RUNS:-5}
+DIR=${DIR:-/tmp}
+ROWS=${*:-syslog zst storm distinct fleet bugreport startup}
+for t in rg zstd taskset /usr/bin/time bc; do
+  command -v "$t" > /dev/null || { echo "$t not found (apt-get install ripgrep zstd util-linux time bc)"; exit 1; }
+done
+cargo build --profile "$PROFILE" --quiet --bin faultline --example genlog --example genstorm --example genfleet
+FL=${FL:-./target/$PROFILE/faultline} # FL=path benches another build
+EX=./target/$PROFILE/examples
 ANCHORS=$(mktemp)
-# the literals faultline's prefilter searches for (every recognizer anchor contains one of them)
-./target/release/faultline explain prefilter > "$ANCHORS"
-command -v rg >/dev/null || { echo "rg not found (apt-get install ripgrep)"; exit 1; }
-SIZE=$(stat -c %s "$FILE")
-cat "$FILE" > /dev/null  # warm the page cache
-best() { # best of 5 wall-clock runs, seconds
-  local b=999
-  for _ in 1 2 3 4 5; do
-    local s e t
-    s=$(date +%s.%N); "$@" > /dev/null; e=$(date +%s.%N)
-    t=$(echo "$e - $s" | bc -l); b=$(echo "if ($t < $b) $t else $b" | bc -l)
+OUT=$(mktemp)
+trap 'rm -f "$ANCHORS" "$OUT" "$OUT.time"' EXIT
+"$FL" explain prefilter > "$ANCHORS"
+echo "faultline $("$FL" --version | awk '{ print $2 }') ($PROFILE profile), $(nproc) cores, best of $RUNS, load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+best() { # best wall seconds of RUNS runs of "$@" (stdout discarded)
+  local b=999999 s e
+  for _ in $(seq "$RUNS"); do
+    s=$(date +%s.%N)
+    "$@" > /dev/null 2>&1 || true
+    e=$(date +%s.%N)
+    b=$(echo "t = $e - $s; if (t < $b) t else $b" | bc -l)
   done
   echo "$b"
 }
-RG1=$(best rg -c -F -f "$ANCHORS" -j1 "$FILE")
-FL1=$(best ./target/release/faultline analyze --format json --jobs 1 "$FILE")
-RG2=$(best rg -c -F -f "$ANCHORS" "$FILE")
-FL2=$(best ./target/release/faultline analyze --format json "$FILE")
-mbps() { echo "scale=0; $SIZE / $1 / 1000000" | bc -l; }
-printf '%-34s %9s %10s\n' "command ($((SIZE / 1048576)) MiB)" "seconds" "MB/s"
-printf '%-34s %9.3f %10s\n' "rg -c (1 thread)" "$RG1" "$(mbps "$RG1")"
-printf '%-34s %9.3f %10s\n' "faultline analyze (1 thread)" "$FL1" "$(mbps "$FL1")"
-printf '%-34s %9.3f %10s\n' "rg -c (all threads)" "$RG2" "$(mbps "$RG2")"
-printf '%-34s %9.3f %10s\n' "faultline analyze (all threads)" "$FL2" "$(mbps "$FL2")"
-echo "ratio faultline/rg, 1 thread:    $(echo "scale=2; $FL1 / $RG1" | bc -l)"
-echo "ratio faultline/rg, all threads: $(echo "scale=2; $FL2 / $RG2" | bc -l)"
-rm -f "$ANCHORS"
+
+anon_peak() { # peak RssAnon (MiB) of "$@", sampled every 10 ms
+  "$@" > /dev/null 2>&1 &
+  local pid=$! peak=0 kb
+  while kill -0 "$pid" 2> /dev/null; do
+    kb=$(awk '/^RssAnon/ { print $2 }' "/proc/$pid/status" 2> /dev/null || echo 0)
+    [ -n "$kb" ] && [ "$kb" -gt "$peak" ] && peak=$kb
+    sleep 0.01
+  done
+  wait "$pid" || true
+  echo $((peak / 1024))
+}
+
+rss() { # peak RSS (MiB) of "$@"
+  /usr/bin/time -v "$@" > /dev/null 2> "$OUT.time" || true
+  awk '/Maximum resident set size/ { printf "%d", $NF / 1024 }' "$OUT.time"
+}
+
+printf '%-40s %9s %9s %7s %9s %9s\n' "row" "faultline" "reference" "ratio" "RSS MiB" "anon MiB"
+row() { # name, faultline seconds, reference seconds (or -), then the faultline command for memory
+  local name=$1 f=$2 r=$3
+  shift 3
+  local ratio="-"
+  [ "$r" != "-" ] && ratio=$(printf '%.2f' "$(echo "$f / $r" | bc -l)")
+  [ "$r" != "-" ] && r=$(printf '%.3f' "$r")
+  printf '%-40s %9.3f %9s %7s %9s %9s\n' "$name" "$f" "$r" "$ratio" "$(rss "$@")" "$(anon_peak "$@")"
+}
+
+for R in $ROWS; do
+  case $R in
+  syslog)
+    F=$DIR/faultline-bench-256.log
+    [ -f "$F" ] || "$EX/genlog" "$F" 256 > /dev/null 2>&1
+    cat "$F" > /dev/null
+    FL2=$(best "$FL" analyze --format json "$F")
+    RG2=$(best rg -c -F -f "$ANCHORS" "$F")
+    FL1=$(best taskset -c 0 "$FL" analyze --format json --jobs 1 "$F")
+    RG1=$(best taskset -c 0 rg -c -j1 -F -f "$ANCHORS" "$F")
+    row "syslog 256 MiB, all cores vs rg -c" "$FL2" "$RG2" "$FL" analyze --format json "$F"
+    row "syslog 256 MiB, one core vs rg -c -j1" "$FL1" "$RG1" taskset -c 0 "$FL" analyze --format json --jobs 1 "$F"
+    printf '%-40s %9s %9s %7.2f\n' "syslog 256 MiB, 1 -> $(nproc) cores speed-up" "" "" "$(echo "$FL1 / $FL2" | bc -l)"
+    ;;
+  zst)
+    F=$DIR/faultline-bench-256.log
+    [ -f "$F" ] || "$EX/genlog" "$F" 256 > /dev/null 2>&1
+    [ -f "$F.zst" ] || zstd -q -3 -T0 -k "$F"
+    FZ=$(best "$FL" analyze --format json "$F.zst")
+    ZW=$(best sh -c "zstd -dc '$F.zst' | wc -l")
+    row "syslog .zst vs zstd -dc | wc -l" "$FZ" "$ZW" "$FL" analyze --format json "$F.zst"
+    ;;
+  storm)
+    F=$DIR/faultline-storm-200.log
+    [ -f "$F" ] || "$EX/genstorm" storm "$F" 200 > /dev/null 2>&1
+    cat "$F" > /dev/null
+    row "Xid storm 200 MiB (2 M lines) vs rg -c" "$(best "$FL" analyze --format json "$F")" \
+      "$(best rg -c -F -f "$ANCHORS" "$F")" "$FL" analyze --format json "$F"
+    ;;
+  distinct)
+    F=$DIR/faultline-distinct-250k.log
+    [ -f "$F" ] || "$EX/genstorm" distinct "$F" 250000 > /dev/null 2>&1
+    row "distinct keys 250 k lines (target < 5 s)" "$(RUNS=1 best "$FL" analyze --format json "$F")" \
+      "$(best rg -c -F -f "$ANCHORS" "$F")" "$FL" analyze --format json "$F"
+    ;;
+  fleet)
+    D=$DIR/faultline-fleet-2000x50k
+    [ -d "$D" ] || "$EX/genfleet" "$D" 2000 50 > /dev/null 2>&1
+    find "$D" -type f -exec cat {} + > /dev/null
+    row "fleet scan 2000 x 50 KiB vs rg -c -z" "$(best "$FL" scan --quiet --format jsonl -o "$OUT" "$D")" \
+      "$(best rg -c -z -F -f "$ANCHORS" "$D")" "$FL" scan --quiet --format jsonl -o "$OUT" "$D"
+    ;;
+  bugreport)
+    F=$DIR/faultline-bugreport-50m.log
+    if [ ! -f "$F" ]; then
+      T=$(mktemp -d)
+      "$EX/genfleet" "$T" 6 51200 > /dev/null 2>&1 || true # node 5 has a bug report
+      # the fleet holds a corrupt bug report on purpose: take the largest one that decodes
+      for g in $(find "$T" -name 'nvidia-bug-report-*.log.gz' -exec ls -S {} +); do
+        gzip -t "$g" 2> /dev/null && { zcat "$g" > "$F.tmp" && mv "$F.tmp" "$F"; break; }
+      done
+      rm -rf "$T"
+    fi
+    cat "$F" > /dev/null
+    row "bug report $(($(stat -c %s "$F") / 1048576)) MiB vs rg -c" "$(best "$FL" analyze --format json "$F")" \
+      "$(best rg -c -F -f "$ANCHORS" "$F")" "$FL" analyze --format json "$F"
+    ;;
+  startup)
+    F=$DIR/faultline-one-line.log
+    echo "Jan 12 03:04:05 gpu-node-01 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus." > "$F"
+    row "1-line input (target < 10 ms)" "$(best "$FL" analyze --format json "$F")" \
+      "$(best rg -c -F -f "$ANCHORS" "$F")" "$FL" analyze --format json "$F"
+    ;;
+  *) echo "unknown row $R" ;;
+  esac
+done

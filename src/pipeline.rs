@@ -135,32 +135,27 @@ fn to_raw(index: usize, loc: Located, catalog: &Catalog) -> RawEvent {
     }
 }
 
-/// The key of the events cap for a raw event: host, kind, code, GPU, rank.
-type EventKey = (
-    Option<String>,
-    String,
-    Option<i64>,
-    Option<String>,
-    Option<i64>,
-);
-
-fn event_key(e: &RawEvent) -> Option<EventKey> {
-    // progress samples are thinned by the scanner, never capped: a slowdown needs the series
-    (e.kind != "progress").then(|| {
-        (
-            e.host.clone(),
-            e.kind.clone(),
-            e.code,
-            e.gpu.clone(),
-            e.rank,
-        )
-    })
+impl scan::Capped for RawEvent {
+    type Key<'a> = scan::CapKey<'a>;
+    fn cap_key(&self) -> Option<scan::CapKey<'_>> {
+        // progress samples are thinned by the scanner, never capped: a slowdown needs the series
+        (self.kind != "progress").then_some((
+            self.host.as_deref(),
+            &self.kind,
+            self.code,
+            self.gpu.as_deref(),
+            self.rank,
+        ))
+    }
+    fn weight(&mut self) -> &mut u64 {
+        &mut self.suppressed
+    }
 }
 
 /// Applies the events cap to an input's events and says in a warning what it counted but did not
 /// keep (the keys with the most suppressed occurrences first).
 fn cap_events(events: &mut Vec<RawEvent>, cap: u64, warnings: &mut Vec<String>) {
-    scan::cap_by_key(events, cap, event_key, |e| &mut e.suppressed);
+    scan::cap_capped(events, cap);
     let total: u64 = events.iter().map(|e| e.suppressed).sum();
     if total == 0 {
         return;

@@ -6,6 +6,7 @@
 use super::facts::{Facts, RuleFacts};
 use crate::catalog::Catalog;
 use crate::rules::{Explains, Rule, RuleSet};
+use crate::scan::FastMap as HashMap;
 use crate::timeline::Event;
 
 /// A rule that fits an incident, with the event it fits first.
@@ -15,6 +16,73 @@ pub(super) struct Candidate<'r> {
     pub rule: &'r Rule,
     /// Index of its event in the timeline.
     pub event: usize,
+}
+
+/// A pool of events indexed by kind and by (kind, code): a rule looks only at the events its
+/// kinds and codes allow, so finding each rule's first fitting event stays near-linear in the
+/// events (a scan of the whole pool per rule was rules × events).
+struct Pool<'e> {
+    all: &'e [usize],
+    /// Positions in `all`, in order, per kind.
+    by_kind: HashMap<&'e str, Vec<usize>>,
+    /// Positions in `all`, in order, per kind and code.
+    by_code: HashMap<(&'e str, i64), Vec<usize>>,
+}
+
+impl<'e> Pool<'e> {
+    fn new(all: &'e [usize], events: &'e [Event]) -> Pool<'e> {
+        let mut by_kind: HashMap<&str, Vec<usize>> = HashMap::default();
+        let mut by_code: HashMap<(&str, i64), Vec<usize>> = HashMap::default();
+        for (pos, &i) in all.iter().enumerate() {
+            let e = &events[i];
+            by_kind.entry(e.kind.as_str()).or_default().push(pos);
+            if let Some(c) = e.code {
+                by_code.entry((e.kind.as_str(), c)).or_default().push(pos);
+            }
+        }
+        Pool {
+            all,
+            by_kind,
+            by_code,
+        }
+    }
+
+    /// The first event of the pool (in pool order) that `ok` accepts among those whose kind and
+    /// code `rule` allows.
+    fn first(&self, rule: &Rule, mut ok: impl FnMut(usize) -> bool) -> Option<usize> {
+        let m = &rule.pattern;
+        let lists: Vec<&Vec<usize>> = if !m.xid.is_empty() || !m.sxid.is_empty() {
+            let (kind, codes) = if m.xid.is_empty() {
+                ("sxid", &m.sxid)
+            } else {
+                ("xid", &m.xid)
+            };
+            codes
+                .iter()
+                .filter_map(|&c| self.by_code.get(&(kind, c)))
+                .collect()
+        } else if !m.kinds.is_empty() {
+            m.kinds
+                .iter()
+                .filter_map(|k| self.by_kind.get(k.as_str()))
+                .collect()
+        } else {
+            return self.all.iter().copied().find(|&i| ok(i));
+        };
+        // the earliest accepted position over the lists (a code listed twice is looked at once)
+        let mut best: Option<usize> = None;
+        for list in lists {
+            let limit = best.unwrap_or(usize::MAX);
+            if let Some(&pos) = list
+                .iter()
+                .take_while(|&&pos| pos < limit)
+                .find(|&&pos| ok(self.all[pos]))
+            {
+                best = Some(pos);
+            }
+        }
+        best.map(|pos| self.all[pos])
+    }
 }
 
 /// One candidate per fitting rule, in rule order.
@@ -35,15 +103,16 @@ pub(super) fn candidates<'r>(
             .and_then(|n| catalog.xid.get(&n))
             .is_some_and(|x| !x.sympathetic)
     };
+    let (all, prim) = (Pool::new(members, events), Pool::new(primaries, events));
     for rule in &rules.rules {
         let by_named_cause = rule.layer_from.as_deref() == Some("caused_by_xid");
-        let pool: &[usize] = if rule.pattern.on_consequences || by_named_cause {
-            members
+        let pool = if rule.pattern.on_consequences || by_named_cause {
+            &all
         } else {
-            primaries
+            &prim
         };
         let mut rf = RuleFacts::default();
-        if let Some(i) = pool.iter().copied().find(|&i| {
+        if let Some(i) = pool.first(rule, |i| {
             (!by_named_cause || informative(&events[i])) && facts.fits(rule, &mut rf, &events[i])
         }) {
             out.push(Candidate { rule, event: i });

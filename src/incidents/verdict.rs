@@ -32,23 +32,36 @@ pub(super) struct Tally {
 }
 
 pub(super) fn tally(members: &[usize], events: &[Event], rules: &RuleSet) -> Tally {
-    let mut t = Tally::default();
+    // borrowed while counting, owned once per distinct value
+    let mut hosts: BTreeSet<&str> = BTreeSet::new();
+    let mut gpus: BTreeSet<&str> = BTreeSet::new();
+    let mut ranks: BTreeSet<i64> = BTreeSet::new();
+    let mut counts: crate::scan::FastMap<(&str, Option<i64>), u64> = Default::default();
     for &i in members {
         let e = &events[i];
         if let Some(h) = &e.host {
-            t.hosts.insert(h.clone());
+            hosts.insert(h);
         }
         if let Some(g) = e.gpu.as_ref().filter(|_| !rules.is_consequence(e)) {
-            t.gpus.insert(g.clone());
+            gpus.insert(g);
         }
         if let Some(r) = e.rank {
-            t.ranks.insert(r);
+            ranks.insert(r);
         }
-        let key = match e.code {
-            Some(c) => format!("{}:{c}", e.kind),
-            None => e.kind.clone(),
+        *counts.entry((&e.kind, e.code)).or_default() += e.weight();
+    }
+    let mut t = Tally {
+        hosts: hosts.into_iter().map(str::to_string).collect(),
+        gpus: gpus.into_iter().map(str::to_string).collect(),
+        ranks,
+        counts: BTreeMap::new(),
+    };
+    for ((kind, code), n) in counts {
+        let key = match code {
+            Some(c) => format!("{kind}:{c}"),
+            None => kind.to_string(),
         };
-        *t.counts.entry(key).or_default() += e.weight();
+        *t.counts.entry(key).or_default() += n;
     }
     t
 }

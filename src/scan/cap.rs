@@ -2,7 +2,8 @@
 //! the rest are counted on the events that stand for them, so counts stay exact.
 
 use super::Located;
-use std::collections::BTreeMap;
+use std::collections::HashMap;
+use std::hash::Hash;
 
 /// Events kept per kind per GPU of one input by default (see
 /// [`crate::input::Limits::max_events_per_kind`]).
@@ -15,50 +16,144 @@ pub const DEFAULT_EVENTS_PER_KIND: u64 = 1000;
 /// `kept + sum of weights` stays the exact number of occurrences whatever the number of passes.
 /// Items whose key is `None` are never capped (trainer progress samples: they have their own
 /// thinning, and a slowdown needs the whole series).
-pub fn cap_by_key<T, K: Ord>(
+pub fn cap_by_key<T, K: Hash + Eq>(
     items: &mut Vec<T>,
     cap: u64,
     key: impl Fn(&T) -> Option<K>,
     weight: impl Fn(&mut T) -> &mut u64,
 ) {
+    if items.len() as u64 <= cap.max(1) {
+        return;
+    }
+    let ids = dense_ids(items.iter().map(key));
+    cap_by_id(items, cap, &ids, weight);
+}
+
+/// Something the events cap counts: its key borrows from it, so that counting allocates nothing.
+pub trait Capped {
+    /// The key (host, kind, code, GPU, rank), or `None` for what is never capped.
+    type Key<'a>: Hash + Eq
+    where
+        Self: 'a;
+    /// The key of this item.
+    fn cap_key(&self) -> Option<Self::Key<'_>>;
+    /// Occurrences past the cap counted on this item.
+    fn weight(&mut self) -> &mut u64;
+}
+
+/// [`cap_by_key`] for items that borrow their keys ([`Capped`]).
+pub fn cap_capped<T: Capped>(items: &mut Vec<T>, cap: u64) {
+    if items.len() as u64 <= cap.max(1) {
+        return;
+    }
+    let ids = dense_ids(items.iter().map(T::cap_key));
+    cap_by_id(items, cap, &ids, T::weight);
+}
+
+/// A fast, non-cryptographic hasher for the keys of in-process tables (the multiply-rotate
+/// scheme of Firefox's FxHash): keys here are short text and numbers from the input, hashed
+/// millions of times, and no table is exposed to an adversary long enough for flooding to matter
+/// more than SipHash's cost (every table also compares full keys).
+#[derive(Default, Clone, Copy)]
+pub struct FastHasher(u64);
+
+impl std::hash::Hasher for FastHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+            self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(K);
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.write_u64(i as u64);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Builds [`FastHasher`]s.
+pub type FastBuild = std::hash::BuildHasherDefault<FastHasher>;
+
+/// A hash map with [`FastHasher`].
+pub type FastMap<K, V> = HashMap<K, V, FastBuild>;
+
+/// Numbers the distinct keys 0, 1, 2, … in order of first appearance.
+fn dense_ids<K: Hash + Eq>(keys: impl ExactSizeIterator<Item = Option<K>>) -> Vec<Option<u32>> {
+    let mut map: FastMap<K, u32> =
+        FastMap::with_capacity_and_hasher(keys.len(), FastBuild::default());
+    keys.map(|k| {
+        k.map(|k| {
+            let n = map.len() as u32;
+            *map.entry(k).or_insert(n)
+        })
+    })
+    .collect()
+}
+
+/// The cap over items numbered by [`dense_ids`]: linear, with one slot per key.
+fn cap_by_id<T>(
+    items: &mut Vec<T>,
+    cap: u64,
+    ids: &[Option<u32>],
+    weight: impl Fn(&mut T) -> &mut u64,
+) {
     let cap = cap.max(1);
-    if items.len() as u64 <= cap {
-        return;
-    }
-    let keys: Vec<Option<K>> = items.iter().map(&key).collect();
+    let keys = ids
+        .iter()
+        .flatten()
+        .map(|&k| k as usize + 1)
+        .max()
+        .unwrap_or(0);
     // per key: occurrences, first index, last index
-    let mut count: BTreeMap<&K, (u64, usize, usize)> = BTreeMap::new();
-    for (i, k) in keys.iter().enumerate() {
+    let mut count: Vec<(u64, usize, usize)> = vec![(0, usize::MAX, 0); keys];
+    for (i, k) in ids.iter().enumerate() {
         let Some(k) = k else { continue };
-        let e = count.entry(k).or_insert((0, i, i));
-        e.0 += 1;
-        e.2 = i;
+        let c = &mut count[*k as usize];
+        c.0 += 1;
+        c.1 = c.1.min(i);
+        c.2 = i;
     }
-    if count.values().all(|c| c.0 <= cap) {
+    if count.iter().all(|c| c.0 <= cap) {
         return;
     }
-    let mut seen: BTreeMap<&K, u64> = BTreeMap::new();
-    let mut carry: BTreeMap<&K, u64> = BTreeMap::new();
+    let mut seen: Vec<u64> = vec![0; keys];
+    let mut carry: Vec<u64> = vec![0; keys];
     let mut keep = vec![true; items.len()];
-    for (i, k) in keys.iter().enumerate() {
-        let Some(k) = k else { continue };
+    for (i, k) in ids.iter().enumerate() {
+        let Some(k) = k.map(|k| k as usize) else {
+            continue;
+        };
         let (total, _, last) = count[k];
         if total <= cap {
             continue;
         }
-        let s = seen.entry(k).or_default();
-        *s += 1;
+        seen[k] += 1;
         let kept = if cap == 1 {
-            *s == 1
+            seen[k] == 1
         } else {
-            *s < cap || i == last
+            seen[k] < cap || i == last
         };
         if !kept {
             keep[i] = false;
-            *carry.entry(k).or_default() += 1 + *weight(&mut items[i]);
+            carry[k] += 1 + *weight(&mut items[i]);
         }
     }
-    for (k, c) in carry {
+    for (k, &c) in carry.iter().enumerate() {
+        if c == 0 {
+            continue;
+        }
         let (_, first, last) = count[k];
         let at = if cap == 1 { first } else { last };
         *weight(&mut items[at]) += c;
@@ -70,26 +165,32 @@ pub fn cap_by_key<T, K: Ord>(
     });
 }
 
-/// The key of the events cap for a located event: host, kind, code, GPU, rank.
-pub(super) type LocatedKey = (
-    Option<String>,
-    String,
+/// The key of the events cap, borrowed: host, kind, code, GPU, rank.
+pub type CapKey<'a> = (
+    Option<&'a str>,
+    &'a str,
     Option<i64>,
-    Option<String>,
+    Option<&'a str>,
     Option<i64>,
 );
 
-pub(super) fn located_key(l: &Located) -> Option<LocatedKey> {
-    if l.draft.kind == "progress" {
-        return None;
+impl Capped for Located {
+    type Key<'a> = CapKey<'a>;
+    fn cap_key(&self) -> Option<CapKey<'_>> {
+        if self.draft.kind == "progress" {
+            return None;
+        }
+        Some((
+            self.host.as_deref(),
+            &self.draft.kind,
+            self.draft.code,
+            self.draft.gpu.as_deref(),
+            self.draft.rank,
+        ))
     }
-    Some((
-        l.host.clone(),
-        l.draft.kind.clone(),
-        l.draft.code,
-        l.draft.gpu.clone(),
-        l.draft.rank,
-    ))
+    fn weight(&mut self) -> &mut u64 {
+        &mut self.suppressed
+    }
 }
 
 #[cfg(test)]

@@ -4,8 +4,11 @@
 mod cap;
 pub mod journal_json;
 pub mod kreport;
+mod tally;
 
-pub use cap::{cap_by_key, DEFAULT_EVENTS_PER_KIND};
+pub use cap::{
+    cap_by_key, cap_capped, CapKey, Capped, FastBuild, FastHasher, FastMap, DEFAULT_EVENTS_PER_KIND,
+};
 
 use crate::events::{Draft, RecognizerSet, Record};
 use crate::formats::record::Scope;
@@ -217,12 +220,8 @@ impl ScanOutput {
     /// Applies the events cap ([`cap_by_key`]) to the events (progress samples are never
     /// capped) and the attachments.
     pub fn cap(&mut self, cap: u64) {
-        cap_by_key(&mut self.events, cap, cap::located_key, |l| {
-            &mut l.suppressed
-        });
-        cap_by_key(&mut self.attachments, cap, cap::located_key, |l| {
-            &mut l.suppressed
-        });
+        cap_capped(&mut self.events, cap);
+        cap_capped(&mut self.attachments, cap);
     }
 
     /// Total occurrences past the cap, over all events.
@@ -375,13 +374,23 @@ pub fn scan_chunk(
     let mut event_lines = 0u64;
     let mut record_end = 0usize;
     let mut next_cap = cap.saturating_mul(2).max(4096);
+    let mut tally = tally::Tally::new(cap);
     for (ls, le, no, h0, h1) in candidates {
         // a hit inside the continuation lines of the record just read belongs to that record
         if ls < record_end {
             continue;
         }
         let far = long_line_window(buf, (ls, le), &hits[h0..h1], start, &mut out);
-        let (gave, end) = candidate(buf, (ls, le, no), far, (start, end), set, &mut out, fw);
+        let (gave, end) = candidate(
+            buf,
+            (ls, le, no),
+            far,
+            (start, end),
+            set,
+            &mut out,
+            fw,
+            tally.as_mut(),
+        );
         event_lines += gave as u64;
         record_end = end;
         let held = (out.events.len() + out.attachments.len()) as u64;
@@ -391,6 +400,13 @@ pub fn scan_chunk(
             let after = (out.events.len() + out.attachments.len()) as u64;
             next_cap = after.saturating_mul(2).max(next_cap);
         }
+    }
+    if let Some(t) = tally {
+        t.finish(&mut out, |at| {
+            let mut one = ScanOutput::default();
+            candidate(buf, at, None, (start, end), set, &mut one, fw, None);
+            one.events
+        });
     }
     // a record whose head is in this chunk is this chunk's, even where its continuation lines
     // (the ones with the anchor) lie past its end: the next chunk leaves it alone
@@ -408,7 +424,8 @@ pub fn scan_chunk(
         if !hits.is_empty() && ns >= record_end {
             let far = long_line_window(buf, (ns, ne), &hits, ns, &mut out);
             let no = out.lines + k;
-            let (gave, e) = candidate(buf, (ns, ne, no), far, (start, end), set, &mut out, fw);
+            let (gave, e) =
+                candidate(buf, (ns, ne, no), far, (start, end), set, &mut out, fw, None);
             event_lines += gave as u64;
             record_end = e;
         }
@@ -461,7 +478,8 @@ fn long_line_window(
 /// Runs recognizers on one candidate line; returns whether the line had no known prefix but gave
 /// an event, and where the record (with its continuation lines) ends. A line over
 /// [`MAX_RECORD_BYTES`] is read as its head and, when `far` is given, the window around its last
-/// anchor ([`long_line_window`]); never copied whole.
+/// anchor ([`long_line_window`]); never copied whole. With a `tally`, events past the cap are
+/// only counted ([`tally::Tally::count`]; never for a long line's window).
 fn candidate(
     buf: &[u8],
     (ls, le, line_no): (usize, usize, u64),
@@ -470,6 +488,7 @@ fn candidate(
     set: &RecognizerSet,
     out: &mut ScanOutput,
     fw: &FileWrappers,
+    tally: Option<&mut tally::Tally>,
 ) -> (bool, usize) {
     let whole = trim_cr(&buf[ls..le]);
     let view: Vec<u8>;
@@ -593,6 +612,19 @@ fn candidate(
             true
         }
     });
+    if let Some(t) = tally.filter(|_| far.is_none()) {
+        // one line with its own time: its events can be rebuilt from the line alone
+        let simple = parts.len() == 1 && head.prefix.is_some_and(|p| !p.stamp.is_empty());
+        let host = head
+            .prefix
+            .and_then(|p| p.host)
+            .or(head.host)
+            .map(String::from_utf8_lossy);
+        let at = (ls, le, line_no);
+        if t.count(&drafts, host.as_deref(), simple, set.nvrm_recognizers(), at) {
+            return (head.prefix.is_none(), e);
+        }
+    }
     // a kernel report: its trace lines, each with its own prefix, belong to this event
     let report = drafts
         .iter()

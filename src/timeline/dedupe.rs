@@ -5,8 +5,31 @@
 use super::Event;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Host, kind, code, GPU and message text of an event.
-type DedupeKey = (Option<String>, String, Option<i64>, Option<String>, String);
+/// Host, kind, code, GPU and message text of an event, borrowed.
+type DedupeKey<'e> = (
+    Option<&'e str>,
+    &'e str,
+    Option<i64>,
+    Option<&'e str>,
+    &'e str,
+);
+
+fn dedupe_key(e: &Event) -> DedupeKey<'_> {
+    (
+        e.host.as_deref(),
+        &e.kind,
+        e.code,
+        e.gpu.as_deref(),
+        &e.body,
+    )
+}
+
+/// The hash of an event's [`DedupeKey`]: the index is keyed by it (no key is cloned), and the
+/// events of one hash are compared by their keys.
+fn key_hash(e: &Event) -> u64 {
+    use std::hash::BuildHasher;
+    crate::scan::FastBuild::default().hash_one(dedupe_key(e))
+}
 
 /// Other places kept per event (a line repeated thousands of times within two seconds would
 /// otherwise list them all).
@@ -19,18 +42,13 @@ pub const MAX_ALSO_SEEN: usize = 64;
 /// a BMC record (the same record exported twice).
 pub(super) fn dedupe(events: Vec<Event>, bundles: &BTreeSet<usize>) -> Vec<Event> {
     let mut out: Vec<Event> = Vec::with_capacity(events.len());
-    let mut index: BTreeMap<DedupeKey, Vec<usize>> = BTreeMap::new();
+    let mut index: crate::scan::FastMap<u64, Vec<usize>> = Default::default();
     for e in events {
-        let key = (
-            e.host.clone(),
-            e.kind.clone(),
-            e.code,
-            e.gpu.clone(),
-            e.body.clone(),
-        );
+        let key = key_hash(&e);
         let mut dup_of = None;
         if let Some(list) = index.get(&key) {
-            for &i in list.iter().rev().take(64) {
+            let same_key = |i: &&usize| dedupe_key(&out[**i]) == dedupe_key(&e);
+            for &i in list.iter().rev().filter(same_key).take(64) {
                 let o = &out[i];
                 if o.source.path == e.source.path && o.source.line == e.source.line {
                     continue;

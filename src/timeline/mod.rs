@@ -352,18 +352,21 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
             ));
         }
     }
-    // Anchors: (host, body) → offset (wall - mono) from events carrying both.
-    let mut anchors: BTreeMap<(String, String), Vec<(u64, i64)>> = BTreeMap::new();
-    for (r, pv) in results.iter().zip(&pend) {
+    // Anchors: (host, body) → offset (wall - mono) from events carrying both; needed only when
+    // some event has an uptime but no wall time.
+    let mono_only = results.iter().zip(&pend).any(|(r, pv)| {
+        r.events
+            .iter()
+            .zip(pv)
+            .any(|(e, p)| p.time_us.is_none() && e.stamp.mono_us.is_some())
+    });
+    let mut anchors: crate::scan::FastMap<(&str, &str), Vec<(u64, i64)>> = Default::default();
+    for (r, pv) in results.iter().zip(&pend).filter(|_| mono_only) {
         for (e, p) in r.events.iter().zip(pv) {
             if let (Some(m), Some(t)) = (e.stamp.mono_us, p.time_us) {
-                let host = e
-                    .host
-                    .clone()
-                    .or_else(|| r.host.clone())
-                    .unwrap_or_default();
+                let host = e.host.as_deref().or(r.host.as_deref()).unwrap_or_default();
                 anchors
-                    .entry((host, e.body.clone()))
+                    .entry((host, e.body.as_str()))
                     .or_default()
                     .push((m, t - m as i64));
             }
@@ -377,12 +380,8 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
                 continue;
             }
             let Some(m) = e.stamp.mono_us else { continue };
-            let host = e
-                .host
-                .clone()
-                .or_else(|| r.host.clone())
-                .unwrap_or_default();
-            if let Some(list) = anchors.get(&(host, e.body.clone())) {
+            let host = e.host.as_deref().or(r.host.as_deref()).unwrap_or_default();
+            if let Some(list) = anchors.get(&(host, e.body.as_str())) {
                 for &(am, off) in list {
                     if am.abs_diff(m) <= 2_000 {
                         seg_offsets.entry(e.boot).or_default().push(off);
@@ -569,7 +568,7 @@ fn order(mut events: Vec<Event>) -> Vec<Event> {
             a.time_us.is_none(),
             a.time_us,
             a.uptime_us.is_none(),
-            a.host.clone(),
+            a.host.as_deref(),
             a.boot,
             a.uptime_us,
             a.input,
@@ -579,7 +578,7 @@ fn order(mut events: Vec<Event>) -> Vec<Event> {
             b.time_us.is_none(),
             b.time_us,
             b.uptime_us.is_none(),
-            b.host.clone(),
+            b.host.as_deref(),
             b.boot,
             b.uptime_us,
             b.input,

@@ -1,0 +1,126 @@
+//! The JSON report stays byte for byte what it was on every case: the project's corpus, the real
+//! cases of ../shared (corpus-real, corpus-real-next) and the clean logs of ../shared/noise. Each
+//! report is normalized only in the tool's version, then digested (FNV-1a, 64 bits); the digests
+//! are in tests/snapshots/json_digests.txt. A change of output that is meant is blessed with
+//! `FAULTLINE_BLESS=1 cargo test --profile fast --test json_stable` (and reviewed in the diff of
+//! the reports it names); `FAULTLINE_STABLE_BIN=path` runs another build (the one before a change,
+//! to bless what it printed).
+
+mod common;
+use common::*;
+use std::collections::BTreeMap;
+use std::process::Command;
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// The digest of `analyze --format json` over `paths` (relative to the project root, so that
+/// the paths the report cites are the same in every checkout).
+fn digest(paths: &[String]) -> String {
+    let bin = std::env::var("FAULTLINE_STABLE_BIN")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_faultline").to_string());
+    let out = Command::new(bin)
+        .args(["analyze", "--format", "json"])
+        .args(paths)
+        .current_dir(root())
+        .output()
+        .expect("run faultline");
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{paths:?}: bad JSON ({e})"));
+    v["tool"]["version"] = serde_json::Value::Null;
+    format!("{:016x}", fnv1a(v.to_string().as_bytes()))
+}
+
+/// Paths of a case relative to the root: its log files (without notes and expectations).
+fn relative(files: Vec<String>) -> Vec<String> {
+    let root = root().display().to_string();
+    files
+        .into_iter()
+        .map(|f| {
+            f.strip_prefix(&format!("{root}/"))
+                .unwrap_or(&f)
+                .to_string()
+        })
+        .collect()
+}
+
+/// Every case: name → its paths.
+fn cases() -> BTreeMap<String, Vec<String>> {
+    let mut m = BTreeMap::new();
+    let mut own: Vec<_> = std::fs::read_dir(root().join("corpus"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.is_dir() && !p.ends_with("expected"))
+        .collect();
+    own.sort();
+    for d in own {
+        let name = d.file_name().unwrap().to_string_lossy().into_owned();
+        m.insert(format!("corpus/{name}"), vec![format!("corpus/{name}")]);
+    }
+    if shared().is_some() {
+        for set in ["corpus-real", "corpus-real-next"] {
+            for d in case_dirs(&root().join("../shared").join(set)) {
+                let name = d.file_name().unwrap().to_string_lossy().into_owned();
+                m.insert(format!("{set}/{name}"), relative(case_files(&d)));
+            }
+        }
+        let noise = root().join("../shared/noise");
+        let mut logs: Vec<_> = std::fs::read_dir(&noise)
+            .map(|r| r.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+            .unwrap_or_default();
+        logs.retain(|p: &std::path::PathBuf| p.extension().is_some_and(|x| x == "log"));
+        logs.sort();
+        for p in logs {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            m.insert(
+                format!("noise/{name}"),
+                vec![format!("../shared/noise/{name}")],
+            );
+        }
+    }
+    m
+}
+
+#[test]
+fn json_reports_stay_byte_identical() {
+    let file = root().join("tests/snapshots/json_digests.txt");
+    if shared().is_none() {
+        eprintln!("skipped for ../shared: it is absent; only the project's corpus is compared");
+    }
+    let got: BTreeMap<String, String> = cases()
+        .into_iter()
+        .map(|(name, paths)| {
+            let d = digest(&paths);
+            (name, d)
+        })
+        .collect();
+    if std::env::var_os("FAULTLINE_BLESS").is_some() {
+        let text: String = got.iter().map(|(n, d)| format!("{n} {d}\n")).collect();
+        std::fs::write(&file, text).unwrap();
+        return;
+    }
+    let want: BTreeMap<String, String> = std::fs::read_to_string(&file)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(n, d)| (n.to_string(), d.to_string()))
+        .collect();
+    let mut problems = Vec::new();
+    for (name, d) in &got {
+        match want.get(name) {
+            Some(w) if w == d => {}
+            Some(w) => problems.push(format!("{name}: report changed ({w} -> {d})")),
+            None => problems.push(format!("{name}: no digest (bless to add it)")),
+        }
+    }
+    let own = got.keys().filter(|n| n.starts_with("corpus/")).count();
+    assert!(own >= 10, "corpus has {own} cases");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
