@@ -24,7 +24,9 @@ pub struct NtStatus {
 }
 
 /// The 32-bit value of an exit status written in hex (`0xc0000409`) or as the signed decimal a
-/// shell prints (`-1073741819`); only error-class codes (`0xC…`) count.
+/// shell prints (`-1073741819`); only error-class codes (`0xC…`: severity error, not a customer
+/// code, reserved bit clear) count, so a signal written as a negative exit code (`-6`, which is
+/// `0xFFFFFFFA` as 32 bits) is not taken for one.
 pub fn parse_status(text: &str) -> Option<u32> {
     let t = text.trim();
     let v = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
@@ -36,7 +38,7 @@ pub fn parse_status(text: &str) -> Option<u32> {
         }
         n as i32 as u32
     };
-    (v >> 30 == 3).then_some(v)
+    (v >> 28 == 0xC).then_some(v)
 }
 
 /// Adds `ntstatus`, `meaning` and `layer_hint` to a `process_exit` draft whose `status` detail
@@ -71,5 +73,8 @@ mod tests {
         assert_eq!(parse_status("-1073741819"), Some(0xC000_0005));
         assert_eq!(parse_status("0x00000001"), None);
         assert_eq!(parse_status("137"), None);
+        // a signal as torchelastic prints it (`exitcode : -6`) is not an NTSTATUS
+        assert_eq!(parse_status("-6"), None);
+        assert_eq!(parse_status("-9"), None);
     }
 }

@@ -313,8 +313,12 @@ fn journal<R>(
     out: &mut Vec<R>,
 ) {
     let mut bytes = Vec::new();
-    if let Err(e) = rest.take(ctx.limits.max_member_bytes).read_to_end(&mut bytes) {
-        src.warnings.push(format!("read error after {} bytes: {e}", bytes.len()));
+    if let Err(e) = rest
+        .take(ctx.limits.max_member_bytes)
+        .read_to_end(&mut bytes)
+    {
+        src.warnings
+            .push(format!("read error after {} bytes: {e}", bytes.len()));
     }
     match super::journal_file::export(&src.path, &bytes, ctx.limits.max_member_bytes) {
         Ok(export) => {
@@ -329,7 +333,13 @@ fn journal<R>(
                 expected: None,
                 ..src
             };
-            expand_reader(inner, Box::new(std::io::Cursor::new(export)), ctx, process, out);
+            expand_reader(
+                inner,
+                Box::new(std::io::Cursor::new(export)),
+                ctx,
+                process,
+                out,
+            );
         }
         Err(w) => out.push(process(src.unread(Some(w)))),
     }

@@ -383,8 +383,7 @@ pub fn scan_chunk(
         let far = long_line_window(buf, (ls, le), &hits[h0..h1], start, &mut out);
         let (gave, end) = candidate(
             buf,
-            (ls, le, no),
-            far,
+            ((ls, le, no), far),
             (start, end),
             set,
             &mut out,
@@ -404,7 +403,7 @@ pub fn scan_chunk(
     if let Some(t) = tally {
         t.finish(&mut out, |at| {
             let mut one = ScanOutput::default();
-            candidate(buf, at, None, (start, end), set, &mut one, fw, None);
+            candidate(buf, (at, None), (start, end), set, &mut one, fw, None);
             one.events
         });
     }
@@ -424,8 +423,15 @@ pub fn scan_chunk(
         if !hits.is_empty() && ns >= record_end {
             let far = long_line_window(buf, (ns, ne), &hits, ns, &mut out);
             let no = out.lines + k;
-            let (gave, e) =
-                candidate(buf, (ns, ne, no), far, (start, end), set, &mut out, fw, None);
+            let (gave, e) = candidate(
+                buf,
+                ((ns, ne, no), far),
+                (start, end),
+                set,
+                &mut out,
+                fw,
+                None,
+            );
             event_lines += gave as u64;
             record_end = e;
         }
@@ -482,8 +488,7 @@ fn long_line_window(
 /// only counted ([`tally::Tally::count`]; never for a long line's window).
 fn candidate(
     buf: &[u8],
-    (ls, le, line_no): (usize, usize, u64),
-    far: Option<(usize, usize)>,
+    ((ls, le, line_no), far): ((usize, usize, u64), Option<(usize, usize)>),
     own: (usize, usize),
     set: &RecognizerSet,
     out: &mut ScanOutput,
