@@ -471,3 +471,44 @@ fn color_follows_the_flag_the_terminal_and_no_color() {
     );
     assert!(!json.contains('\x1b'));
 }
+
+/// On a terminal the text report fits its width (COLUMNS, else the terminal's size); into a pipe
+/// it keeps one line per row. The terminal is a real pty from util-linux's `script`.
+#[test]
+fn text_report_wraps_to_the_terminal_width_only_on_a_terminal() {
+    let has_script = Command::new("script")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_script {
+        eprintln!("SKIPPED text_report_wraps_to_the_terminal_width_only_on_a_terminal: `script` (util-linux) is not installed");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_faultline");
+    let case = root().join("corpus/multi-host-gpu-lost");
+    let cmd = format!(
+        "COLUMNS=72 '{bin}' analyze --color never '{}'",
+        case.display()
+    );
+    let out = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+    assert!(text.contains("verdict: HARDWARE"), "{text}");
+    let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    assert!(
+        widest <= 72,
+        "a line of {widest} columns on a 72-column terminal"
+    );
+    let piped = Command::new(bin)
+        .args(["analyze", "--format", "text"])
+        .arg(&case)
+        .env("COLUMNS", "72")
+        .output()
+        .unwrap();
+    let piped = String::from_utf8_lossy(&piped.stdout);
+    let widest = piped.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    assert!(widest > 72, "a pipe is not wrapped (widest line {widest})");
+}

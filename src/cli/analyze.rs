@@ -190,6 +190,13 @@ fn analyze(a: AnalyzeArgs, timeline_only: bool) -> Result<ExitCode, ExitCode> {
     }
     let mut text = render(format, timeline_only, &rep, &knowledge);
     let to_stdout = output_path(a.output.as_deref()).is_none();
+    // on a terminal, the text report fits its width (before colour, which adds no width)
+    if let Some(w) = (format == OutFormat::Text && to_stdout)
+        .then(super::wrap::terminal_width)
+        .flatten()
+    {
+        text = super::wrap::wrap(&text, w);
+    }
     if format == OutFormat::Text && a.color.enabled(to_stdout) {
         text = super::color::paint(&text, &rep);
     }

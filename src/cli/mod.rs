@@ -9,6 +9,7 @@ mod fleet;
 mod man;
 mod output;
 mod progress;
+mod wrap;
 
 use clap::{Parser, Subcommand};
 use output::print_stdout;
