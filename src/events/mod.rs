@@ -223,7 +223,7 @@ pub struct Record<'a> {
 
 struct Compiled {
     def: RecognizerDef,
-    regex: Option<Regex>,
+    regex: Option<RegexRef>,
 }
 
 /// All recognizers, with the anchor automaton of the prefilter.
@@ -389,11 +389,29 @@ fn draft_from(def: &RecognizerDef, re: &Regex, caps: &regex::Captures<'_>) -> Dr
     d
 }
 
-/// The built-in recognizers' regexes by source text, compiled once per process: every load (one
-/// per analysis; one per bundle of a fleet scan) reuses them, and a user recognizer compiles only
-/// its own.
-fn builtin_regexes() -> &'static BTreeMap<String, Regex> {
-    static CACHE: std::sync::OnceLock<BTreeMap<String, Regex>> = std::sync::OnceLock::new();
+/// A recognizer's regex: a built-in one is compiled on its first use (once per process, shared
+/// by every load), so a run whose lines never reach a family pays nothing for it; a user
+/// recognizer's is compiled when it is loaded, so that a bad one is an error at once.
+enum RegexRef {
+    Builtin(&'static std::sync::OnceLock<Option<Regex>>, &'static str),
+    Own(Regex),
+}
+
+impl RegexRef {
+    /// The compiled regex; `None` only for a built-in that does not compile (the knowledge
+    /// self-tests compile every one of them).
+    fn get(&self) -> Option<&Regex> {
+        match self {
+            RegexRef::Builtin(cell, src) => cell.get_or_init(|| Regex::new(src).ok()).as_ref(),
+            RegexRef::Own(re) => Some(re),
+        }
+    }
+}
+
+/// The built-in recognizers' regexes by source text, each compiled on first use.
+fn builtin_regexes() -> &'static BTreeMap<String, std::sync::OnceLock<Option<Regex>>> {
+    static CACHE: std::sync::OnceLock<BTreeMap<String, std::sync::OnceLock<Option<Regex>>>> =
+        std::sync::OnceLock::new();
     CACHE.get_or_init(|| {
         let mut m = BTreeMap::new();
         for f in BUILTIN_FILES
@@ -402,9 +420,7 @@ fn builtin_regexes() -> &'static BTreeMap<String, Regex> {
         {
             for d in f.recognizer {
                 if let Some(src) = d.regex {
-                    if let Ok(re) = Regex::new(&src) {
-                        m.insert(src, re);
-                    }
+                    m.insert(src, std::sync::OnceLock::new());
                 }
             }
         }
@@ -478,12 +494,14 @@ impl RecognizerSet {
                 });
             }
             let regex = match &def.regex {
-                Some(r) => match builtin_regexes().get(r) {
-                    Some(re) => Some(re.clone()),
-                    None => Some(Regex::new(r).map_err(|e| RecognizerError::Regex {
-                        id: def.id.clone(),
-                        err: e.to_string(),
-                    })?),
+                Some(r) => match builtin_regexes().get_key_value(r) {
+                    Some((src, cell)) => Some(RegexRef::Builtin(cell, src.as_str())),
+                    None => Some(RegexRef::Own(Regex::new(r).map_err(|e| {
+                        RecognizerError::Regex {
+                            id: def.id.clone(),
+                            err: e.to_string(),
+                        }
+                    })?)),
                 },
                 None => None,
             };
@@ -686,7 +704,10 @@ impl RecognizerSet {
             .filter(|c| c.def.benign.is_some())
             .find(|c| {
                 c.def.anchors.iter().any(|a| text.contains(a.as_str()))
-                    && c.regex.as_ref().is_some_and(|re| re.is_match(text))
+                    && c.regex
+                        .as_ref()
+                        .and_then(RegexRef::get)
+                        .is_some_and(|re| re.is_match(text))
             })
             .map(|c| c.def.id.as_str())
     }
@@ -717,7 +738,11 @@ impl RecognizerSet {
             return false;
         }
         if def.benign.is_some() {
-            return c.regex.as_ref().is_some_and(|re| re.is_match(rec.body));
+            return c
+                .regex
+                .as_ref()
+                .and_then(RegexRef::get)
+                .is_some_and(|re| re.is_match(rec.body));
         }
         let start = out.len();
         match def.parser.as_deref() {
@@ -743,7 +768,9 @@ impl RecognizerSet {
                 nvrm::nvrm_drafts(self.nvrm(), rec, out);
             }
             _ => {
-                let Some(re) = &c.regex else { return false };
+                let Some(re) = c.regex.as_ref().and_then(RegexRef::get) else {
+                    return false;
+                };
                 if def.every_match {
                     let all: Vec<regex::Captures<'_>> = re.captures_iter(rec.body).collect();
                     let n = all.len();
@@ -847,5 +874,23 @@ impl RecognizerSet {
             }
         }
         failures
+    }
+}
+
+#[cfg(test)]
+mod lazy_regex_tests {
+    use super::*;
+
+    /// Built-in regexes are compiled on first use, so a broken one would only ever fail to
+    /// match: every one of them must compile.
+    #[test]
+    fn every_builtin_regex_compiles() {
+        let all = builtin_regexes();
+        assert!(all.len() > 50, "only {} built-in regexes", all.len());
+        for src in all.keys() {
+            if let Err(e) = Regex::new(src) {
+                panic!("built-in regex does not compile: {src}: {e}");
+            }
+        }
     }
 }
