@@ -41,7 +41,7 @@ const MAX_NOT_UNDERSTOOD_EXAMPLES: usize = 5;
 /// Why an input's warning means something was skipped or read only in part (`None`: nothing was
 /// skipped, e.g. a decoding note).
 fn skip_reason(w: &str) -> Option<&'static str> {
-    let table: [(&str, &'static str); 16] = [
+    let table: [(&str, &'static str); 25] = [
         (
             "not a regular file",
             "not a regular file (FIFO, socket or device)",
