@@ -189,3 +189,38 @@ pub(super) fn redaction_key(
         }
     }
 }
+
+/// The caps on what an input may cost (analyze, timeline, scan; for `scan` the total is per
+/// bundle).
+#[derive(clap::Args)]
+pub(super) struct CapArgs {
+    /// Cap on decompressed bytes per archive member or compressed file.
+    #[arg(long, default_value_t = 4 << 30)]
+    max_member_bytes: u64,
+    /// Cap on decompressed bytes in total (for `scan`: per bundle).
+    #[arg(long, default_value_t = 64 << 30)]
+    max_total_bytes: u64,
+    /// Cap on the decompression ratio.
+    #[arg(long, default_value_t = 1000)]
+    max_ratio: u64,
+    /// Cap on container nesting.
+    #[arg(long, default_value_t = 4)]
+    max_depth: u32,
+    /// Events kept per kind per GPU of one input (per host, kind, code, GPU and rank); further
+    /// occurrences are counted, not kept, so counts stay exact.
+    #[arg(long, default_value_t = faultline::scan::DEFAULT_EVENTS_PER_KIND, value_parser = clap::value_parser!(u64).range(1..))]
+    max_events_per_kind: u64,
+}
+
+impl CapArgs {
+    /// The library's limits.
+    pub(super) fn limits(&self) -> faultline::input::Limits {
+        faultline::input::Limits {
+            max_member_bytes: self.max_member_bytes,
+            max_total_bytes: self.max_total_bytes,
+            max_ratio: self.max_ratio,
+            max_depth: self.max_depth,
+            max_events_per_kind: self.max_events_per_kind,
+        }
+    }
+}

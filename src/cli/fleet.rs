@@ -1,7 +1,7 @@
 //! `faultline scan` and `faultline merge`.
 
 use super::common::{
-    load_knowledge, parse_fail_on, parse_tz, print_warnings, redaction_key, time_options,
+    load_knowledge, parse_fail_on, parse_tz, print_warnings, redaction_key, time_options, CapArgs,
     RedactArgs,
 };
 use super::output::{extension, output_path, write_output};
@@ -58,22 +58,8 @@ pub(super) struct ScanArgs {
     /// network_storage, platform, unknown, none (`any`: any incident).
     #[arg(long = "fail-on", value_delimiter = ',')]
     fail_on: Vec<String>,
-    /// Cap on decompressed bytes per archive member or compressed file.
-    #[arg(long, default_value_t = 4 << 30)]
-    max_member_bytes: u64,
-    /// Cap on decompressed bytes in total, per bundle.
-    #[arg(long, default_value_t = 64 << 30)]
-    max_total_bytes: u64,
-    /// Cap on the decompression ratio.
-    #[arg(long, default_value_t = 1000)]
-    max_ratio: u64,
-    /// Cap on container nesting.
-    #[arg(long, default_value_t = 4)]
-    max_depth: u32,
-    /// Events kept per kind per GPU of one input (per host, kind, code, GPU and rank); further
-    /// occurrences are counted, not kept, so counts stay exact.
-    #[arg(long, default_value_t = faultline::scan::DEFAULT_EVENTS_PER_KIND, value_parser = clap::value_parser!(u64).range(1..))]
-    max_events_per_kind: u64,
+    #[command(flatten)]
+    caps: CapArgs,
     #[command(flatten)]
     redact: RedactArgs,
 }
@@ -172,13 +158,7 @@ pub(super) fn run_scan(a: ScanArgs) -> ExitCode {
         paths: a.paths.clone(),
         shard,
         time: time_options(a.year, zone),
-        limits: faultline::input::Limits {
-            max_member_bytes: a.max_member_bytes,
-            max_total_bytes: a.max_total_bytes,
-            max_ratio: a.max_ratio,
-            max_depth: a.max_depth,
-            max_events_per_kind: a.max_events_per_kind,
-        },
+        limits: a.caps.limits(),
         progress: !a.quiet && std::io::stderr().is_terminal(),
     };
     let key = match redaction_key(&a.redact, a.quiet) {

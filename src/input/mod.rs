@@ -359,22 +359,21 @@ where
     F: Fn(Input) -> R + Sync,
 {
     let slots: Vec<usize> = only.map_or_else(|| (0..found.len()).collect(), <[usize]>::to_vec);
+    // one file, in its own budget slot (finished however the read ends)
+    let open_slot = |slot: usize| {
+        let _finish = budget::FinishGuard(&ctx.budget, slot);
+        let one = container::Ctx {
+            slot,
+            ..ctx.clone()
+        };
+        let mut out = Vec::new();
+        open_into(found[slot], &one, &mut |i| process(i), &mut out);
+        out
+    };
     if workers <= 1 || slots.len() <= 1 || rayon::current_thread_index().is_some() {
         // one at a time on this thread: inside a rayon worker (fleet scan runs bundles in the
         // pool) threads of our own would block pool threads that the scan's chunks need
-        return slots
-            .iter()
-            .map(|&slot| {
-                let _finish = budget::FinishGuard(&ctx.budget, slot);
-                let one = container::Ctx {
-                    slot,
-                    ..ctx.clone()
-                };
-                let mut out = Vec::new();
-                open_into(found[slot], &one, &mut |i| process(i), &mut out);
-                out
-            })
-            .collect();
+        return slots.iter().map(|&slot| open_slot(slot)).collect();
     }
     let next = std::sync::atomic::AtomicUsize::new(0);
     let done: std::sync::Mutex<Vec<(usize, Vec<R>)>> = std::sync::Mutex::default();
@@ -383,13 +382,7 @@ where
             s.spawn(|| loop {
                 let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(&slot) = slots.get(k) else { break };
-                let _finish = budget::FinishGuard(&ctx.budget, slot);
-                let one = container::Ctx {
-                    slot,
-                    ..ctx.clone()
-                };
-                let mut out = Vec::new();
-                open_into(found[slot], &one, &mut |i| process(i), &mut out);
+                let out = open_slot(slot);
                 done.lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .push((k, out));
