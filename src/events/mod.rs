@@ -8,6 +8,7 @@ pub mod job;
 pub mod ntstatus;
 pub mod nvrm;
 pub mod reach;
+mod regexes;
 pub mod verbs;
 pub mod xid;
 
@@ -223,7 +224,7 @@ pub struct Record<'a> {
 
 struct Compiled {
     def: RecognizerDef,
-    regex: Option<RegexRef>,
+    regex: Option<regexes::RegexRef>,
 }
 
 /// All recognizers, with the anchor automaton of the prefilter.
@@ -389,45 +390,6 @@ fn draft_from(def: &RecognizerDef, re: &Regex, caps: &regex::Captures<'_>) -> Dr
     d
 }
 
-/// A recognizer's regex: a built-in one is compiled on its first use (once per process, shared
-/// by every load), so a run whose lines never reach a family pays nothing for it; a user
-/// recognizer's is compiled when it is loaded, so that a bad one is an error at once.
-enum RegexRef {
-    Builtin(&'static std::sync::OnceLock<Option<Regex>>, &'static str),
-    Own(Regex),
-}
-
-impl RegexRef {
-    /// The compiled regex; `None` only for a built-in that does not compile (the knowledge
-    /// self-tests compile every one of them).
-    fn get(&self) -> Option<&Regex> {
-        match self {
-            RegexRef::Builtin(cell, src) => cell.get_or_init(|| Regex::new(src).ok()).as_ref(),
-            RegexRef::Own(re) => Some(re),
-        }
-    }
-}
-
-/// The built-in recognizers' regexes by source text, each compiled on first use.
-fn builtin_regexes() -> &'static BTreeMap<String, std::sync::OnceLock<Option<Regex>>> {
-    static CACHE: std::sync::OnceLock<BTreeMap<String, std::sync::OnceLock<Option<Regex>>>> =
-        std::sync::OnceLock::new();
-    CACHE.get_or_init(|| {
-        let mut m = BTreeMap::new();
-        for f in BUILTIN_FILES
-            .iter()
-            .filter_map(|t| toml::from_str::<RecognizerFile>(t).ok())
-        {
-            for d in f.recognizer {
-                if let Some(src) = d.regex {
-                    m.insert(src, std::sync::OnceLock::new());
-                }
-            }
-        }
-        m
-    })
-}
-
 impl RecognizerSet {
     /// The built-in recognizers plus user files (a user entry with an existing id replaces it).
     pub fn load(extra: &[String]) -> Result<RecognizerSet, RecognizerError> {
@@ -494,9 +456,9 @@ impl RecognizerSet {
                 });
             }
             let regex = match &def.regex {
-                Some(r) => match builtin_regexes().get_key_value(r) {
-                    Some((src, cell)) => Some(RegexRef::Builtin(cell, src.as_str())),
-                    None => Some(RegexRef::Own(Regex::new(r).map_err(|e| {
+                Some(r) => match regexes::builtin().get_key_value(r) {
+                    Some((src, cell)) => Some(regexes::RegexRef::Builtin(cell, src.as_str())),
+                    None => Some(regexes::RegexRef::Own(Regex::new(r).map_err(|e| {
                         RecognizerError::Regex {
                             id: def.id.clone(),
                             err: e.to_string(),
@@ -706,7 +668,7 @@ impl RecognizerSet {
                 c.def.anchors.iter().any(|a| text.contains(a.as_str()))
                     && c.regex
                         .as_ref()
-                        .and_then(RegexRef::get)
+                        .and_then(regexes::RegexRef::get)
                         .is_some_and(|re| re.is_match(text))
             })
             .map(|c| c.def.id.as_str())
@@ -741,7 +703,7 @@ impl RecognizerSet {
             return c
                 .regex
                 .as_ref()
-                .and_then(RegexRef::get)
+                .and_then(regexes::RegexRef::get)
                 .is_some_and(|re| re.is_match(rec.body));
         }
         let start = out.len();
@@ -768,7 +730,7 @@ impl RecognizerSet {
                 nvrm::nvrm_drafts(self.nvrm(), rec, out);
             }
             _ => {
-                let Some(re) = c.regex.as_ref().and_then(RegexRef::get) else {
+                let Some(re) = c.regex.as_ref().and_then(regexes::RegexRef::get) else {
                     return false;
                 };
                 if def.every_match {
@@ -874,23 +836,5 @@ impl RecognizerSet {
             }
         }
         failures
-    }
-}
-
-#[cfg(test)]
-mod lazy_regex_tests {
-    use super::*;
-
-    /// Built-in regexes are compiled on first use, so a broken one would only ever fail to
-    /// match: every one of them must compile.
-    #[test]
-    fn every_builtin_regex_compiles() {
-        let all = builtin_regexes();
-        assert!(all.len() > 50, "only {} built-in regexes", all.len());
-        for src in all.keys() {
-            if let Err(e) = Regex::new(src) {
-                panic!("built-in regex does not compile: {src}: {e}");
-            }
-        }
     }
 }

@@ -4,6 +4,7 @@
 mod cap;
 pub mod journal_json;
 pub mod kreport;
+mod longline;
 mod tally;
 
 pub use cap::{
@@ -380,7 +381,7 @@ pub fn scan_chunk(
         if ls < record_end {
             continue;
         }
-        let far = long_line_window(buf, (ls, le), &hits[h0..h1], start, &mut out);
+        let far = longline::window(buf, (ls, le), &hits[h0..h1], start, &mut out);
         let (gave, end) = candidate(
             buf,
             ((ls, le, no), far),
@@ -421,7 +422,7 @@ pub fn scan_chunk(
         }
         let hits = set.prefilter.starts(&buf[ns..ne]);
         if !hits.is_empty() && ns >= record_end {
-            let far = long_line_window(buf, (ns, ne), &hits, ns, &mut out);
+            let far = longline::window(buf, (ns, ne), &hits, ns, &mut out);
             let no = out.lines + k;
             let (gave, e) = candidate(
                 buf,
@@ -446,45 +447,10 @@ pub fn scan_chunk(
     out
 }
 
-/// The head of a line over [`MAX_RECORD_BYTES`] that recognizers read (its prefix and first
-/// words); with the window around its last anchor it fits the record cap.
-const LONG_HEAD: usize = 28 * 1024;
-/// Bytes of a long line kept before and after its last anchor.
-const LONG_AROUND: (usize, usize) = (8 * 1024, 27 * 1024);
-
-/// For a line over [`MAX_RECORD_BYTES`]: the window (offsets in the line) around its last anchor
-/// past [`LONG_HEAD`], which recognizers read after the head, so an anchor at the end of a huge
-/// line still raises its event without the line being copied. Anchors in neither part are
-/// counted in `out.lost_anchors`. `hits` are the line's anchor positions, relative to `start`.
-fn long_line_window(
-    buf: &[u8],
-    (ls, le): (usize, usize),
-    hits: &[usize],
-    start: usize,
-    out: &mut ScanOutput,
-) -> Option<(usize, usize)> {
-    let len = trim_cr(&buf[ls..le]).len();
-    if len <= MAX_RECORD_BYTES {
-        return None;
-    }
-    let rel = |h: &usize| (start + h).saturating_sub(ls);
-    let last = hits.last().map(rel).filter(|&h| h >= LONG_HEAD)?;
-    let w = (
-        last.saturating_sub(LONG_AROUND.0).max(LONG_HEAD),
-        (last + LONG_AROUND.1).min(len),
-    );
-    out.lost_anchors += hits
-        .iter()
-        .map(rel)
-        .filter(|&h| h >= LONG_HEAD && !(w.0..w.1).contains(&h))
-        .count() as u64;
-    Some(w)
-}
-
 /// Runs recognizers on one candidate line; returns whether the line had no known prefix but gave
 /// an event, and where the record (with its continuation lines) ends. A line over
 /// [`MAX_RECORD_BYTES`] is read as its head and, when `far` is given, the window around its last
-/// anchor ([`long_line_window`]); never copied whole. With a `tally`, events past the cap are
+/// anchor ([`longline::window`]); never copied whole. With a `tally`, events past the cap are
 /// only counted ([`tally::Tally::count`]; never for a long line's window).
 fn candidate(
     buf: &[u8],
@@ -499,7 +465,7 @@ fn candidate(
     let view: Vec<u8>;
     let line = match far {
         Some((ws, we)) => {
-            view = [&whole[..LONG_HEAD], b" ... ", &whole[ws..we]].concat();
+            view = [&whole[..longline::LONG_HEAD], b" ... ", &whole[ws..we]].concat();
             &view[..]
         }
         None => &whole[..whole.len().min(MAX_RECORD_BYTES)],
