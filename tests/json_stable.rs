@@ -5,10 +5,16 @@
 //! `FAULTLINE_BLESS=1 cargo test --profile fast --test json_stable` (and reviewed in the diff of
 //! the reports it names); `FAULTLINE_STABLE_BIN=path` runs another build (the one before a change,
 //! to bless what it printed).
+//!
+//! A log without a year gets the year of its file's modification time, and a checkout or a copy
+//! of ../shared gives its files the time they were written: so each case is copied into the
+//! test's own folder with one fixed modification time before it is analysed, and the report is
+//! the same on every machine and every day.
 
 mod common;
 use common::*;
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn fnv1a(bytes: &[u8]) -> u64 {
@@ -20,15 +26,60 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     h
 }
 
-/// The digest of `analyze --format json` over `paths` (relative to the project root, so that
-/// the paths the report cites are the same in every checkout).
+/// The modification time every copied file gets: 2026-06-15T00:00:00Z.
+const PINNED_MTIME: u64 = 1_781_481_600;
+
+/// Where the pinned copies live; the reports cite paths relative to it.
+fn pinned_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("json-stable")
+}
+
+/// Copies `from` (a file or a folder, recursively) to `to`, every file with [`PINNED_MTIME`].
+fn copy_pinned(from: &Path, to: &Path) {
+    if from.is_dir() {
+        std::fs::create_dir_all(to).unwrap();
+        let mut entries: Vec<_> = std::fs::read_dir(from)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .collect();
+        entries.sort();
+        for e in entries {
+            copy_pinned(&e, &to.join(e.file_name().unwrap()));
+        }
+        return;
+    }
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent).unwrap();
+    }
+    std::fs::copy(from, to).unwrap_or_else(|e| panic!("copy {}: {e}", from.display()));
+    let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(PINNED_MTIME);
+    // ../shared is read-only and the copy keeps its mode: the time is set through a read handle
+    std::fs::File::open(to)
+        .and_then(|f| f.set_modified(when))
+        .unwrap_or_else(|e| panic!("set the time of {}: {e}", to.display()));
+}
+
+/// The path of a case's copy, relative to [`pinned_root`]: `../shared/x` becomes `shared/x`.
+fn pinned_path(path: &str) -> String {
+    path.strip_prefix("../").unwrap_or(path).to_string()
+}
+
+/// The digest of `analyze --format json` over `paths` (relative to the project root), run on
+/// their pinned copies with paths relative to the copies' root, so that the paths the report
+/// cites and the years it infers are the same in every checkout.
 fn digest(paths: &[String]) -> String {
     let bin = std::env::var("FAULTLINE_STABLE_BIN")
         .unwrap_or_else(|_| env!("CARGO_BIN_EXE_faultline").to_string());
+    let base = pinned_root();
+    let copies: Vec<String> = paths.iter().map(|p| pinned_path(p)).collect();
+    for (p, c) in paths.iter().zip(&copies) {
+        copy_pinned(&root().join(p), &base.join(c));
+    }
     let out = Command::new(bin)
         .args(["analyze", "--format", "json"])
-        .args(paths)
-        .current_dir(root())
+        .args(&copies)
+        .current_dir(&base)
         .output()
         .expect("run faultline");
     let mut v: serde_json::Value =
@@ -94,6 +145,7 @@ fn json_reports_stay_byte_identical() {
     if shared().is_none() {
         eprintln!("skipped for ../shared: it is absent; only the project's corpus is compared");
     }
+    let _ = std::fs::remove_dir_all(pinned_root());
     let got: BTreeMap<String, String> = cases()
         .into_iter()
         .map(|(name, paths)| {
