@@ -4,7 +4,7 @@
 //! English is read first; a name that is in no table leaves the line without a time (its event
 //! is still raised).
 
-use super::time::{civil_secs, hms, is_weekday, month_abbrev, number, NO_YEAR};
+use super::fields::{civil_secs, hms, is_weekday, month_abbrev, number, NO_YEAR};
 use crate::model::WallStamp;
 
 /// German month abbreviations (glibc `de_DE` `%b`; `Mrz` from older tables). Where they equal

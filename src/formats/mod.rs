@@ -5,6 +5,7 @@
 pub mod bmc;
 pub mod bug_report;
 pub mod dcgmi;
+pub mod fields;
 pub mod joblog;
 pub mod journal;
 pub mod journal_entries;

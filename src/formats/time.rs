@@ -3,93 +3,10 @@
 //! Each reader takes a byte slice starting at the field and returns the value and the number
 //! of bytes consumed. chrono is used only for calendar arithmetic.
 
+pub use super::fields::{
+    civil_secs, digits, fraction, hms, is_weekday, month_abbrev, number, NO_YEAR,
+};
 use crate::model::WallStamp;
-use chrono::NaiveDate;
-
-/// English month abbreviations, as strftime `%b` prints them in the C locale.
-const MONTHS: [&[u8; 3]; 12] = [
-    b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec",
-];
-
-/// Reads a three-letter English month name; returns 1..=12.
-pub fn month_abbrev(b: &[u8]) -> Option<u32> {
-    if b.len() < 3 {
-        return None;
-    }
-    let m = [b[0], b[1].to_ascii_lowercase(), b[2].to_ascii_lowercase()];
-    MONTHS
-        .iter()
-        .position(|name| name[0] == m[0] && name[1] == m[1] && name[2] == m[2])
-        .map(|i| i as u32 + 1)
-}
-
-/// True for the three-letter English weekday names.
-pub fn is_weekday(b: &[u8]) -> bool {
-    b.len() >= 3
-        && matches!(
-            &b[..3],
-            b"Mon" | b"Tue" | b"Wed" | b"Thu" | b"Fri" | b"Sat" | b"Sun"
-        )
-}
-
-/// Reads exactly `n` ASCII digits.
-pub fn digits(b: &[u8], n: usize) -> Option<u32> {
-    if b.len() < n {
-        return None;
-    }
-    let mut v: u32 = 0;
-    for &c in &b[..n] {
-        if !c.is_ascii_digit() {
-            return None;
-        }
-        v = v * 10 + (c - b'0') as u32;
-    }
-    Some(v)
-}
-
-/// Reads one or more ASCII digits (at most 18); returns value and length.
-pub fn number(b: &[u8]) -> Option<(u64, usize)> {
-    let mut v: u64 = 0;
-    let mut n = 0;
-    while n < b.len() && n < 18 && b[n].is_ascii_digit() {
-        v = v * 10 + (b[n] - b'0') as u64;
-        n += 1;
-    }
-    (n > 0).then_some((v, n))
-}
-
-/// Reads `HH:MM:SS`; returns seconds of the day.
-pub fn hms(b: &[u8]) -> Option<u32> {
-    if b.len() < 8 || b[2] != b':' || b[5] != b':' {
-        return None;
-    }
-    let h = digits(b, 2)?;
-    let m = digits(&b[3..], 2)?;
-    let s = digits(&b[6..], 2)?;
-    (h < 24 && m < 60 && s < 61).then_some(h * 3600 + m * 60 + s.min(59))
-}
-
-/// Reads a fraction of a second after `.` or `,` (1 to 9 digits); returns micros and length incl. separator.
-pub fn fraction(b: &[u8]) -> (u32, usize) {
-    if b.len() < 2 || !(b[0] == b'.' || b[0] == b',') || !b[1].is_ascii_digit() {
-        return (0, 0);
-    }
-    let mut n = 1;
-    let mut micros: u64 = 0;
-    let mut scale = 0;
-    while n < b.len() && b[n].is_ascii_digit() && n <= 9 {
-        if scale < 6 {
-            micros = micros * 10 + (b[n] - b'0') as u64;
-            scale += 1;
-        }
-        n += 1;
-    }
-    while scale < 6 {
-        micros *= 10;
-        scale += 1;
-    }
-    (micros as u32, n)
-}
 
 /// Reads a zone suffix: `Z`, `+HH:MM`, `+HHMM`, `-HH`; returns offset seconds and length.
 pub fn zone(b: &[u8]) -> Option<(i32, usize)> {
@@ -215,15 +132,6 @@ pub fn zone_word(b: &[u8]) -> Option<(Option<i32>, usize)> {
     let known = ZONE_NAMES.iter().find(|(z, _)| *z == word).map(|(_, o)| *o);
     (known.is_some() || n >= 2).then_some((known, n))
 }
-
-/// Seconds since the epoch for a civil date and a second of the day, read as UTC.
-pub fn civil_secs(year: i32, month: u32, day: u32, sod: u32) -> Option<i64> {
-    let d = NaiveDate::from_ymd_opt(year, month, day)?;
-    Some(d.and_hms_opt(0, 0, 0)?.and_utc().timestamp() + sod as i64)
-}
-
-/// The stand-in year given to year-less stamps until the timeline settles it (a leap year, so Feb 29 parses).
-pub const NO_YEAR: i32 = 2000;
 
 /// Reads an ISO-8601 / RFC 3339 date-time: `YYYY-MM-DD[T ]HH:MM:SS[.frac][zone]`.
 pub fn iso_datetime(b: &[u8]) -> Option<(WallStamp, usize)> {
