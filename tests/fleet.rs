@@ -508,3 +508,46 @@ fn shard_assignment_is_pinned() {
     .collect();
     assert_eq!(owners, [2, 1, 0]);
 }
+
+#[test]
+fn exclude_drops_files_bundles_and_archive_members_from_a_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    fleet(dir.path());
+    let r = dir.path().to_string_lossy().into_owned();
+    // `*.zst` removes the two bundles that are one zstd file each; `var/log/kern.log` inside
+    // n05.tgz is a member, so that bundle stays but reads nothing
+    let args = [
+        "--format",
+        "jsonl",
+        "--year",
+        "2026",
+        "--exclude",
+        "*.zst",
+        "--exclude",
+        "n05/var/log/*",
+        &r,
+    ];
+    let (code, out, err) = scan(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("--exclude skipped 2 file(s); 2 bundle(s)"),
+        "{err}"
+    );
+    let lines = jsonl(&out);
+    let keys: Vec<&str> = lines.iter().filter_map(|l| l["key"].as_str()).collect();
+    assert!(!keys.contains(&"hosts/n03"), "{keys:?}");
+    assert!(!keys.contains(&"archives/n06.tar.zst"), "{keys:?}");
+    assert!(keys.contains(&"hosts/n01"), "{keys:?}");
+    let n05 = lines
+        .iter()
+        .find(|l| l["key"] == "archives/n05.tgz")
+        .unwrap();
+    assert_eq!(n05["verdict"]["root_cause_layer"], "none", "{n05}");
+    // --list shows the same selection
+    let mut list_args = args.to_vec();
+    list_args.insert(0, "--list");
+    let (code, listed, _) = scan(&list_args);
+    assert_eq!(code, 0);
+    assert!(!listed.contains("kern.log.zst"), "{listed}");
+    assert!(listed.contains("hosts/n01"), "{listed}");
+}

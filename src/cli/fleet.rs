@@ -62,6 +62,10 @@ pub(super) struct ScanArgs {
     caps: CapArgs,
     #[command(flatten)]
     redact: RedactArgs,
+    /// Skip files and archive members whose path or name matches GLOB (`*`, `?`, `[..]`); a
+    /// bundle left with no file is not scanned; may be repeated.
+    #[arg(long = "exclude", value_name = "GLOB")]
+    exclude: Vec<String>,
 }
 
 #[derive(Args)]
@@ -115,7 +119,8 @@ pub(super) fn run_scan(a: ScanArgs) -> ExitCode {
     }
     let shard = a.shard.unwrap_or(fleet::Shard::ALL);
     if a.list {
-        let found = fleet::discover(&a.paths);
+        let mut found = fleet::discover(&a.paths);
+        found.exclude(&a.exclude);
         let mut bundles = fleet::scan::select(found.bundles, shard);
         let mut notes = found.notes;
         match redaction_key(&a.redact, a.quiet) {
@@ -160,6 +165,7 @@ pub(super) fn run_scan(a: ScanArgs) -> ExitCode {
         time: time_options(a.year, zone),
         limits: a.caps.limits(),
         progress: !a.quiet && std::io::stderr().is_terminal(),
+        exclude: a.exclude.clone(),
     };
     let key = match redaction_key(&a.redact, a.quiet) {
         Ok(k) => k,

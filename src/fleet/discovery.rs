@@ -100,6 +100,44 @@ pub struct Discovery {
     pub notes: Vec<String>,
 }
 
+impl Discovery {
+    /// Drops the files that match one of `patterns` (`--exclude`, see
+    /// [`crate::input::exclude::excluded`]) from every bundle, and the bundles left without a
+    /// file; says how many in a note. Shard keys are the bundles' own, so the shard a kept
+    /// bundle falls in does not change.
+    pub fn exclude(&mut self, patterns: &[String]) {
+        if patterns.is_empty() {
+            return;
+        }
+        let (mut files, mut bundles) = (0usize, 0usize);
+        self.bundles.retain_mut(|b| {
+            if b.error.is_some() {
+                return true;
+            }
+            let before = b.files.len();
+            b.files
+                .retain(|f| !crate::input::exclude::excluded(&f.to_string_lossy(), patterns));
+            files += before - b.files.len();
+            if before != b.files.len() {
+                b.disk_bytes = b
+                    .files
+                    .iter()
+                    .filter_map(|f| std::fs::metadata(f).ok())
+                    .map(|m| m.len())
+                    .sum();
+            }
+            let keep = !b.files.is_empty();
+            bundles += usize::from(!keep);
+            keep
+        });
+        if files > 0 {
+            self.notes.push(format!(
+                "--exclude skipped {files} file(s); {bundles} bundle(s) had no other file and are not scanned"
+            ));
+        }
+    }
+}
+
 /// True when `name` looks like a host name: letters, digits, `-`, `.`, `_`, at least one letter,
 /// and not one of the usual log folder names.
 pub fn host_like(name: &str) -> bool {

@@ -28,6 +28,8 @@ pub struct ScanOptions {
     pub limits: Limits,
     /// Draw progress on stderr.
     pub progress: bool,
+    /// `--exclude` globs: files and archive members not read (see [`discovery::Discovery::exclude`]).
+    pub exclude: Vec<String>,
 }
 
 /// The result of a scan.
@@ -91,7 +93,7 @@ pub fn analyze_bundle(b: &Bundle, opts: &ScanOptions, k: &Knowledge) -> BundleLi
         limits: opts.limits,
         parallel_chunks: true,
         filter: Default::default(),
-        exclude: Vec::new(),
+        exclude: opts.exclude.clone(),
     };
     let run = std::panic::catch_unwind(AssertUnwindSafe(|| {
         let a = crate::analyze(&o, k);
@@ -127,7 +129,8 @@ pub fn analyze_all(
 
 /// Runs a whole scan: discovery, shard selection, analyses, summary.
 pub fn scan(opts: &ScanOptions, k: &Knowledge) -> ScanResult {
-    let found = discovery::discover(&opts.paths);
+    let mut found = discovery::discover(&opts.paths);
+    found.exclude(&opts.exclude);
     let bundles = select(found.bundles, opts.shard);
     let bytes = bundles.iter().map(|b| b.disk_bytes).sum();
     let progress = Progress::new(opts.progress, bundles.len() as u64, bytes);
