@@ -10,7 +10,6 @@ pub mod events;
 pub mod explain;
 pub mod fleet;
 pub mod formats;
-pub mod fuzzing;
 pub mod ids;
 pub mod incidents;
 pub mod input;

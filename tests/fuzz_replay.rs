@@ -1,8 +1,12 @@
 //! Replays every fuzz target's committed corpus (`fuzz/corpus/<target>/`) and its crash
 //! regressions (`fuzz/regressions/<target>/`) through the same harness functions the fuzzers
-//! call (`faultline::fuzzing`), so that `cargo test` catches a regression without cargo-fuzz or
+//! call (`fuzz/src/lib.rs`, included here as a module), so that `cargo test` catches a regression without cargo-fuzz or
 //! a nightly compiler. A harness panics on a crash or a broken invariant; each file runs under
 //! `catch_unwind` so that one report lists every failing file.
+
+#[path = "../fuzz/src/lib.rs"]
+#[allow(dead_code)]
+mod harness;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -30,7 +34,7 @@ fn replay(target: &str) -> (usize, Vec<String>, (Duration, PathBuf)) {
         for f in files(&root.join(sub).join(target)) {
             let data = std::fs::read(&f).unwrap();
             let t = Instant::now();
-            let r = std::panic::catch_unwind(|| faultline::fuzzing::run(target, &data));
+            let r = std::panic::catch_unwind(|| harness::run(target, &data));
             let took = t.elapsed();
             if took > slowest.0 {
                 slowest = (took, f.clone());
@@ -70,7 +74,7 @@ fn check(target: &str) {
 #[test]
 fn every_target_has_a_test_here() {
     let here = include_str!("fuzz_replay.rs");
-    for t in faultline::fuzzing::TARGETS {
+    for t in harness::TARGETS {
         assert!(
             here.contains(&format!("fn {t}() {{\n    check(\"{t}\");")),
             "no replay test for the fuzz target {t}"
@@ -81,12 +85,12 @@ fn every_target_has_a_test_here() {
         let src = std::fs::read_to_string(&target)
             .unwrap_or_else(|e| panic!("{}: {e}", target.display()));
         assert!(
-            src.contains(&format!("faultline::fuzzing::{t}(data)")),
-            "{} does not call faultline::fuzzing::{t}",
+            src.contains(&format!("faultline_fuzz::{t}(data)")),
+            "{} does not call faultline_fuzz::{t}",
             target.display()
         );
     }
-    assert!(!faultline::fuzzing::run("no-such-target", b""));
+    assert!(!harness::run("no-such-target", b""));
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! cargo-fuzz target `analyze`: see `faultline::fuzzing::analyze`.
+//! cargo-fuzz target `analyze`: see `faultline_fuzz::analyze`.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| faultline::fuzzing::analyze(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| faultline_fuzz::analyze(data));

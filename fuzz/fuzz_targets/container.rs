@@ -1,4 +1,4 @@
-//! cargo-fuzz target `container`: see `faultline::fuzzing::container`.
+//! cargo-fuzz target `container`: see `faultline_fuzz::container`.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| faultline::fuzzing::container(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| faultline_fuzz::container(data));

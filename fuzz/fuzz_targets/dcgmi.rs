@@ -1,4 +1,4 @@
-//! cargo-fuzz target `dcgmi`: see `faultline::fuzzing::dcgmi`.
+//! cargo-fuzz target `dcgmi`: see `faultline_fuzz::dcgmi`.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| faultline::fuzzing::dcgmi(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| faultline_fuzz::dcgmi(data));

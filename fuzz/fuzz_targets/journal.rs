@@ -1,4 +1,4 @@
-//! cargo-fuzz target `journal`: see `faultline::fuzzing::journal`.
+//! cargo-fuzz target `journal`: see `faultline_fuzz::journal`.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| faultline::fuzzing::journal(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| faultline_fuzz::journal(data));

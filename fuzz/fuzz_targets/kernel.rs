@@ -1,4 +1,4 @@
-//! cargo-fuzz target `kernel`: see `faultline::fuzzing::kernel`.
+//! cargo-fuzz target `kernel`: see `faultline_fuzz::kernel`.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| faultline::fuzzing::kernel(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| faultline_fuzz::kernel(data));

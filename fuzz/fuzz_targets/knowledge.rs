@@ -1,4 +1,4 @@
-//! cargo-fuzz target `knowledge`: see `faultline::fuzzing::knowledge`.
+//! cargo-fuzz target `knowledge`: see `faultline_fuzz::knowledge`.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| faultline::fuzzing::knowledge(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| faultline_fuzz::knowledge(data));

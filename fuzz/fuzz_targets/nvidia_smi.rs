@@ -1,4 +1,4 @@
-//! cargo-fuzz target `nvidia_smi`: see `faultline::fuzzing::nvidia_smi`.
+//! cargo-fuzz target `nvidia_smi`: see `faultline_fuzz::nvidia_smi`.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| faultline::fuzzing::nvidia_smi(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| faultline_fuzz::nvidia_smi(data));

@@ -1,4 +1,4 @@
-//! cargo-fuzz target `nvidia_smi_xml`: see `faultline::fuzzing::nvidia_smi_xml`.
+//! cargo-fuzz target `nvidia_smi_xml`: see `faultline_fuzz::nvidia_smi_xml`.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| faultline::fuzzing::nvidia_smi_xml(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| faultline_fuzz::nvidia_smi_xml(data));

@@ -1,4 +1,4 @@
-//! cargo-fuzz target `server`: see `faultline::fuzzing::server`.
+//! cargo-fuzz target `server`: see `faultline_fuzz::server`.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| faultline::fuzzing::server(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| faultline_fuzz::server(data));

@@ -1,4 +1,4 @@
-//! cargo-fuzz target `syslog`: see `faultline::fuzzing::syslog`.
+//! cargo-fuzz target `syslog`: see `faultline_fuzz::syslog`.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| faultline::fuzzing::syslog(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| faultline_fuzz::syslog(data));

@@ -1,18 +1,19 @@
 //! Fuzzing harnesses: one function per cargo-fuzz target (`fuzz/fuzz_targets/<name>.rs` calls
 //! the function of the same name), so that the fuzzers and the replay of their corpora in
-//! `tests/fuzz_replay.rs` drive exactly the same code.
+//! `tests/fuzz_replay.rs` (which includes this file as a module) drive exactly the same code.
+//! They live outside the library: they use only its public API, as any other caller would.
 //!
 //! Each harness takes arbitrary bytes, runs them through the real public entry points of one
 //! stage, and checks the invariants that stage promises (offsets inside the line, recognized
 //! lines never more than lines, caps respected, reports that serialize to valid JSON). A panic —
 //! from the library or from a broken invariant — is a finding. Nothing here reads or writes files.
 
-use crate::formats::{
+use faultline::formats::{
     self, bug_report, dcgmi, joblog, journal, kernel, nvidia_smi, nvidia_smi_xml, syslog, time,
     Prefix,
 };
-use crate::input::{container, Bytes, Input, Limits};
-use crate::{Knowledge, Options};
+use faultline::input::{container, Bytes, Input, Limits};
+use faultline::{Knowledge, Options};
 use std::sync::OnceLock;
 
 /// The names of the harnesses, which are also the names of the fuzz targets and of their corpus
@@ -74,7 +75,7 @@ fn fuzz_options() -> Options {
     Options {
         paths: Vec::new(),
         rule_files: Vec::new(),
-        time: crate::timeline::TimeOptions {
+        time: faultline::timeline::TimeOptions {
             year: None,
             tz_offset: None,
             zone: None,
@@ -106,7 +107,7 @@ fn check_prefix(line: &[u8], p: Option<Prefix<'_>>) {
 }
 
 /// Opens `data` as one file's bytes: containers are decoded (within [`fuzz_limits`]) into
-/// inputs, as [`crate::input::open`] does for a file on disk.
+/// inputs, as [`faultline::input::open`] does for a file on disk.
 fn open_bytes(data: &[u8], limits: &Limits) -> Vec<Input> {
     container::expand_bytes("fuzz", data.to_vec(), limits)
 }
@@ -175,14 +176,14 @@ pub fn syslog(data: &[u8]) {
         for (_, n) in [
             time::syslog_datetime(line),
             time::iso_datetime(line),
-            crate::formats::locale::cjk_syslog_prefix(line),
+            faultline::formats::locale::cjk_syslog_prefix(line),
         ]
         .into_iter()
         .flatten()
         {
             assert!(n <= line.len());
         }
-        let _ = crate::formats::locale::cjk_datetime(line);
+        let _ = faultline::formats::locale::cjk_datetime(line);
         if let Some((_, n)) = time::zone(line) {
             assert!(n <= line.len());
         }
@@ -199,7 +200,7 @@ pub fn journal(data: &[u8]) {
         let _ = journal::is_boot_marker(line);
         let _ = journal::json_entry(line);
     }
-    let out = crate::scan::journal_json::scan(
+    let out = faultline::scan::journal_json::scan(
         data,
         &builtin().recognizers,
         fuzz_limits().max_events_per_kind,
@@ -234,7 +235,7 @@ pub fn joblog(data: &[u8]) {
 }
 
 /// Processes one in-memory input with the built-in knowledge and checks its accounting.
-fn process(data: Vec<u8>) -> crate::pipeline::InputResult {
+fn process(data: Vec<u8>) -> faultline::pipeline::InputResult {
     let k = builtin();
     let inp = Input {
         path: "fuzz".into(),
@@ -246,7 +247,7 @@ fn process(data: Vec<u8>) -> crate::pipeline::InputResult {
         stream: None,
     };
     let cap = fuzz_limits().max_events_per_kind;
-    let r = crate::pipeline::process(0, inp, &k.recognizers, &k.catalog, false, cap);
+    let r = faultline::pipeline::process(0, inp, &k.recognizers, &k.catalog, false, cap);
     assert!(
         r.lines_recognized <= r.lines,
         "recognized more lines than read"
@@ -322,7 +323,7 @@ pub fn dcgmi(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let n = text.lines().count();
     let _ = dcgmi::rows(&text);
-    let catalog = crate::catalog::Catalog::builtin();
+    let catalog = faultline::catalog::Catalog::builtin();
     let (evs, rows) = dcgmi::events(&text, &catalog);
     for e in &evs {
         assert!(e.line < n.max(1), "event line past the end");
@@ -361,14 +362,14 @@ pub fn knowledge(data: &[u8]) {
         warnings: Vec::new(),
         stream: None,
     }];
-    let a = crate::analyze_inputs(inputs, Vec::new(), &fuzz_options(), &k);
+    let a = faultline::analyze_inputs(inputs, Vec::new(), &fuzz_options(), &k);
     report_all(&a, &k);
 }
 
 /// Renders every report of an analysis and checks the JSON parses back with the required fields.
-fn report_all(a: &crate::Analysis, k: &Knowledge) {
-    let rep = crate::report::json::build(a, &k.catalog);
-    let json = crate::report::json::to_string(&rep);
+fn report_all(a: &faultline::Analysis, k: &Knowledge) {
+    let rep = faultline::report::json::build(a, &k.catalog);
+    let json = faultline::report::json::to_string(&rep);
     let v: serde_json::Value = serde_json::from_str(&json).expect("the report is valid JSON");
     for key in ["schema", "tool", "inputs", "events", "incidents", "verdict"] {
         assert!(v.get(key).is_some(), "report without {key}");
@@ -396,19 +397,19 @@ fn report_all(a: &crate::Analysis, k: &Knowledge) {
             );
         }
     }
-    let _ = crate::report::text::render(&rep);
-    let _ = crate::report::text::render_timeline(&rep);
-    let _ = crate::report::markdown::render(&rep, &k.catalog);
-    let _ = crate::report::html::render(&rep, &k.catalog);
+    let _ = faultline::report::text::render(&rep);
+    let _ = faultline::report::text::render_timeline(&rep);
+    let _ = faultline::report::markdown::render(&rep, &k.catalog);
+    let _ = faultline::report::html::render(&rep, &k.catalog);
     // the redaction pass over the report's values, then every renderer of the redacted report
-    let red = crate::redact::for_analysis(&crate::redact::Key::new("fuzz"), a);
+    let red = faultline::redact::for_analysis(&faultline::redact::Key::new("fuzz"), a);
     let mut hidden = rep.clone();
     red.report(&mut hidden);
-    let redacted = crate::report::json::to_string(&hidden);
+    let redacted = faultline::report::json::to_string(&hidden);
     serde_json::from_str::<serde_json::Value>(&redacted).expect("redacted JSON is valid");
-    let _ = crate::report::text::render(&hidden);
-    let _ = crate::report::markdown::render(&hidden, &k.catalog);
-    let _ = crate::report::html::render(&hidden, &k.catalog);
+    let _ = faultline::report::text::render(&hidden);
+    let _ = faultline::report::markdown::render(&hidden, &k.catalog);
+    let _ = faultline::report::html::render(&hidden, &k.catalog);
 }
 
 /// The whole analyze pipeline on one in-memory input: containers decoded, format detected,
@@ -417,7 +418,7 @@ pub fn analyze(data: &[u8]) {
     let k = builtin();
     let opts = fuzz_options();
     let inputs = open_bytes(data, &opts.limits);
-    let a = crate::analyze_inputs(inputs, Vec::new(), &opts, k);
+    let a = faultline::analyze_inputs(inputs, Vec::new(), &opts, k);
     report_all(&a, k);
 }
 
@@ -425,7 +426,7 @@ pub fn analyze(data: &[u8]) {
 /// of lclog/Redfish/apt/dnf-history/installer text, record messages, German and CJK dates, and
 /// the `nvidia-smi topo -m` matrix; then the pipeline on the bytes as a file of its own.
 pub fn server(data: &[u8]) {
-    use crate::formats::{bmc, locale, record, topo};
+    use faultline::formats::{bmc, locale, record, topo};
     for line in lines(data) {
         check_prefix(line, bmc::sel(line));
         check_prefix(line, record::package_line(line));
