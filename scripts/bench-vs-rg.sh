@@ -5,7 +5,8 @@
 # a mapped input too) and its peak anonymous memory (RssAnon sampled from /proc every 10 ms).
 # The reference search is `rg -c` with the prefilter's own literals (`faultline explain prefilter`).
 #
-# Usage: scripts/bench-vs-rg.sh [ROWS...]   (rows: syslog zst storm distinct fleet bugreport startup;
+# Usage: scripts/bench-vs-rg.sh [ROWS...]   (rows: syslog zst storm distinct fleet bugreport startup
+#        prefilter (its own throughput, candidate lines per MB and busiest literals);
 #        all by default). Env: PROFILE (fast; release or dist for the figures users get), RUNS (5),
 #        DIR (/tmp: where the generated inputs are kept and reused).
 set -euo pipefail
@@ -13,11 +14,11 @@ cd "$(dirname "$0")/.."
 PROFILE=${PROFILE:-fast}
 RUNS=${RUNS:-5}
 DIR=${DIR:-/tmp}
-ROWS=${*:-syslog zst storm distinct fleet bugreport startup}
+ROWS=${*:-syslog zst storm distinct fleet bugreport startup prefilter}
 for t in rg zstd taskset /usr/bin/time bc; do
   command -v "$t" > /dev/null || { echo "$t not found (apt-get install ripgrep zstd util-linux time bc)"; exit 1; }
 done
-cargo build --profile "$PROFILE" --quiet --bin faultline --example genlog --example genstorm --example genfleet
+cargo build --profile "$PROFILE" --quiet --bin faultline --example genlog --example genstorm --example genfleet --example prefilter_stats
 FL=${FL:-./target/$PROFILE/faultline} # FL=path benches another build
 EX=./target/$PROFILE/examples
 ANCHORS=$(mktemp)
@@ -126,6 +127,12 @@ for R in $ROWS; do
     echo "Jan 12 03:04:05 gpu-node-01 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus." > "$F"
     row "1-line input (target < 10 ms)" "$(best "$FL" analyze --format json "$F")" \
       "$(best rg -c -F -f "$ANCHORS" "$F")" "$FL" analyze --format json "$F"
+    ;;
+  prefilter)
+    F=$DIR/faultline-bench-256.log
+    [ -f "$F" ] || "$EX/genlog" "$F" 256 > /dev/null 2>&1
+    echo
+    "$EX/prefilter_stats" "$F" $(ls ../shared/noise/*.log 2> /dev/null)
     ;;
   *) echo "unknown row $R" ;;
   esac
