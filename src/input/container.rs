@@ -75,16 +75,15 @@ impl Stream {
         while buf.len() - start < max {
             let at = buf.len();
             buf.resize(at + STEP.min(max - (at - start)), 0);
-            let r = self.reader.read(&mut buf[at..]);
-            let got = *r.as_ref().unwrap_or(&0);
+            let (got, end) = read_full(&mut *self.reader, &mut buf[at..]);
             let kept = self.admit(got);
             buf.truncate(at + kept);
             if kept < got {
                 self.finish();
                 break;
             }
-            match r {
-                Ok(0) => {
+            match end {
+                Some(None) => {
                     if let Some(len) = self.expected.filter(|&l| self.read < l) {
                         self.warnings.push(format!(
                             "file shrank while being read: {} of {len} bytes; the part read is analyzed",
@@ -94,13 +93,12 @@ impl Stream {
                     self.finish();
                     break;
                 }
-                Ok(_) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => {
+                Some(Some(e)) => {
                     self.warnings.push(format!("corrupt or truncated stream after {} bytes: {e}; the part before is analyzed", self.read));
                     self.finish();
                     break;
                 }
+                None => {}
             }
         }
         buf.len() - start
@@ -132,6 +130,22 @@ impl Stream {
         self.read += keep;
         keep as usize
     }
+}
+
+/// Reads into all of `buf` (each byte zeroed once by the caller, not once per read); returns the
+/// bytes read and how the source ended, if it did: `Some(None)` at its end, `Some(Some(e))` on an
+/// error.
+fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> (usize, Option<Option<std::io::Error>>) {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => return (n, Some(None)),
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return (n, Some(Some(e))),
+        }
+    }
+    (n, None)
 }
 
 /// What the first bytes say.
