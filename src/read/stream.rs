@@ -15,10 +15,22 @@ use crate::formats::wrapper::FileWrappers;
 use crate::input::container::Stream;
 use crate::scan::{self, ScanOutput};
 use std::collections::BTreeMap;
-use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 
 /// Bytes of lines each block owns (one task scans them).
 pub const BLOCK: usize = 4 << 20;
+
+/// The block size in use: [`BLOCK`], or `FAULTLINE_STREAM_BLOCK` from the environment (at least
+/// 4096; for the tests that compare a streamed input with the same text scanned whole).
+fn block_bytes() -> usize {
+    static SIZE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *SIZE.get_or_init(|| {
+        std::env::var("FAULTLINE_STREAM_BLOCK")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .map_or(BLOCK, |n| n.max(4096))
+    })
+}
 /// Bytes before a block kept with it: what a record's first lines read back (its head, a
 /// borrowed time, preceding lines).
 const BEHIND: usize = 256 << 10;
@@ -47,14 +59,16 @@ pub fn read(head: Vec<u8>, stream: &mut Stream, ctx: &Ctx, warnings: &mut Vec<St
     let source = &mut *stream;
     std::thread::scope(|s| {
         let (tx, blocks) = sync_channel(1);
-        s.spawn(move || cut_blocks(head, source, &tx));
+        // scanned blocks' buffers go back to the cutter, which fills them again
+        let (back, spare) = channel();
+        s.spawn(move || cut_blocks(head, source, &tx, &spare));
         if pooled {
-            scan_pooled(&blocks, ctx, &fw, &mut merge);
+            scan_pooled(&blocks, &back, ctx, &fw, &mut merge);
         } else {
             // inside a pool worker (a fleet scan runs bundles in the pool), or one core: this
             // thread scans, while the decoder and the cutter still run in theirs
             for (i, b) in blocks.iter().enumerate() {
-                merge.put(i, scan_block(&b, ctx, &fw));
+                merge.put(i, scan_block(b, &back, ctx, &fw));
             }
         }
     });
@@ -66,7 +80,13 @@ pub fn read(head: Vec<u8>, stream: &mut Stream, ctx: &Ctx, warnings: &mut Vec<St
 
 /// Scans the blocks as tasks of the pool, at most one per thread and one more in flight; this
 /// thread (never a pool worker) receives the blocks and merges what comes back.
-fn scan_pooled(blocks: &Receiver<Block>, ctx: &Ctx, fw: &FileWrappers, merge: &mut Merge) {
+fn scan_pooled(
+    blocks: &Receiver<Block>,
+    back: &Sender<Vec<u8>>,
+    ctx: &Ctx,
+    fw: &FileWrappers,
+    merge: &mut Merge,
+) {
     let limit = rayon::current_num_threads() + 1;
     let (done_tx, done) = channel::<(usize, (ScanOutput, u64))>();
     rayon::in_place_scope(|s| {
@@ -82,10 +102,10 @@ fn scan_pooled(blocks: &Receiver<Block>, ctx: &Ctx, fw: &FileWrappers, merge: &m
                     in_flight -= 1;
                 }
             }
-            let tx = done_tx.clone();
+            let (tx, back) = (done_tx.clone(), back.clone());
             in_flight += 1;
             s.spawn(move |_| {
-                let part = scan_block(&b, ctx, fw);
+                let part = scan_block(b, &back, ctx, fw);
                 let _ = tx.send((i, part));
             });
         }
@@ -96,12 +116,14 @@ fn scan_pooled(blocks: &Receiver<Block>, ctx: &Ctx, fw: &FileWrappers, merge: &m
     });
 }
 
-/// Scans the lines a block owns; line numbers count from its first own line.
-fn scan_block(b: &Block, ctx: &Ctx, fw: &FileWrappers) -> (ScanOutput, u64) {
+/// Scans the lines a block owns (line numbers count from its first own line), then hands its
+/// buffer `back`.
+fn scan_block(b: Block, back: &Sender<Vec<u8>>, ctx: &Ctx, fw: &FileWrappers) -> (ScanOutput, u64) {
     let mut part = scan::scan_chunk(&b.buf, b.own, ctx.set, ctx.cap, fw);
     if b.continued && part.lines > 0 {
         continue_line(&mut part, &b.buf[b.own.0..b.own.1]);
     }
+    let _ = back.send(b.buf);
     (part, (b.own.1 - b.own.0) as u64)
 }
 
@@ -138,11 +160,16 @@ impl Merge {
 
 /// Reads the stream into blocks of whole lines and sends them in order, each with its context;
 /// the first `cur` holds the stream's first bytes.
-fn cut_blocks(mut cur: Vec<u8>, stream: &mut Stream, tx: &SyncSender<Block>) {
+fn cut_blocks(
+    mut cur: Vec<u8>,
+    stream: &mut Stream,
+    tx: &SyncSender<Block>,
+    spare: &Receiver<Vec<u8>>,
+) {
     let mut behind = 0usize;
     let mut continued = false;
     loop {
-        let want = behind + BLOCK + AHEAD;
+        let want = behind + block_bytes() + AHEAD;
         if cur.len() < want {
             cur.reserve_exact(want - cur.len());
             let room = want - cur.len();
@@ -157,7 +184,8 @@ fn cut_blocks(mut cur: Vec<u8>, stream: &mut Stream, tx: &SyncSender<Block>) {
         let inside = cut > behind && cur[cut - 1] != b'\n';
         // a line cut inside has no look-behind: the block after reads on from the cut
         let keep = if inside { cut } else { context_start(&cur, cut) };
-        let mut next = Vec::with_capacity(BEHIND + BLOCK + 2 * AHEAD);
+        let mut next = spare.try_recv().unwrap_or_default();
+        next.clear();
         if !last {
             next.extend_from_slice(&cur[keep..]);
         }
