@@ -401,7 +401,9 @@ fn boundary_log(mib: usize) -> String {
         let bus = format!("{:02x}", i % 61);
         match i % 97 {
             2 => {
-                text.push_str(&format!("{t} NVRM: GPU at PCI:0000:{bus}:00: GPU-1234, x\n"));
+                text.push_str(&format!(
+                    "{t} NVRM: GPU at PCI:0000:{bus}:00: GPU-1234, x\n"
+                ));
                 text.push_str(&format!(
                     "                NVRM: Xid (PCI:0000:{bus}:00): 48, pid={i}, DBE\n"
                 ));
@@ -445,7 +447,13 @@ fn a_streamed_input_reads_records_across_block_boundaries_as_the_text_whole() {
         let v: Value = serde_json::from_str(&out.replace(s(&zst), s(&plain))).unwrap();
         let i = &v["inputs"][0];
         (
-            [&i["lines"], &i["lines_recognized"], &i["bytes"], &i["events"]].map(Value::to_string),
+            [
+                &i["lines"],
+                &i["lines_recognized"],
+                &i["bytes"],
+                &i["events"],
+            ]
+            .map(Value::to_string),
             v["events"].clone(),
             v["incidents"].clone(),
         )
@@ -456,7 +464,13 @@ fn a_streamed_input_reads_records_across_block_boundaries_as_the_text_whole() {
     for block in [None, Some("8192")] {
         let streamed = json(&zst, block);
         assert_eq!(streamed.0, whole.0, "blocks of {block:?}");
-        assert!(streamed.1 == whole.1, "events differ with blocks of {block:?}");
-        assert!(streamed.2 == whole.2, "incidents differ with blocks of {block:?}");
+        assert!(
+            streamed.1 == whole.1,
+            "events differ with blocks of {block:?}"
+        );
+        assert!(
+            streamed.2 == whole.2,
+            "incidents differ with blocks of {block:?}"
+        );
     }
 }

@@ -68,40 +68,48 @@ impl Stream {
     /// at the end.
     pub fn fill(&mut self, buf: &mut Vec<u8>, max: usize) -> usize {
         const STEP: usize = 4 << 20;
+        let start = buf.len();
+        while !self.done && buf.len() - start < max {
+            let at = buf.len();
+            buf.resize(at + STEP.min(max - (at - start)), 0);
+            let n = self.fill_slice(&mut buf[at..]);
+            buf.truncate(at + n);
+        }
+        buf.len() - start
+    }
+
+    /// Reads into all of `buf` (bytes already there are overwritten, none is zeroed first) unless
+    /// the stream ends before; returns the bytes read.
+    pub fn fill_slice(&mut self, buf: &mut [u8]) -> usize {
         if self.done {
             return 0;
         }
-        let start = buf.len();
-        while buf.len() - start < max {
-            let at = buf.len();
-            buf.resize(at + STEP.min(max - (at - start)), 0);
-            let (got, end) = read_full(&mut *self.reader, &mut buf[at..]);
-            let kept = self.admit(got);
-            buf.truncate(at + kept);
-            if kept < got {
-                self.finish();
-                break;
-            }
-            match end {
-                Some(None) => {
-                    if let Some(len) = self.expected.filter(|&l| self.read < l) {
-                        self.warnings.push(format!(
-                            "file shrank while being read: {} of {len} bytes; the part read is analyzed",
-                            self.read
-                        ));
-                    }
-                    self.finish();
-                    break;
-                }
-                Some(Some(e)) => {
-                    self.warnings.push(format!("corrupt or truncated stream after {} bytes: {e}; the part before is analyzed", self.read));
-                    self.finish();
-                    break;
-                }
-                None => {}
-            }
+        let (got, end) = read_full(&mut *self.reader, buf);
+        let kept = self.admit(got);
+        if kept < got {
+            self.finish();
+            return kept;
         }
-        buf.len() - start
+        match end {
+            Some(None) => {
+                if let Some(len) = self.expected.filter(|&l| self.read < l) {
+                    self.warnings.push(format!(
+                        "file shrank while being read: {} of {len} bytes; the part read is analyzed",
+                        self.read
+                    ));
+                }
+                self.finish();
+            }
+            Some(Some(e)) => {
+                self.warnings.push(format!(
+                    "corrupt or truncated stream after {} bytes: {e}; the part before is analyzed",
+                    self.read
+                ));
+                self.finish();
+            }
+            None => {}
+        }
+        kept
     }
 
     /// How many of `n` bytes just read may be kept: the member cap, then the global budget.

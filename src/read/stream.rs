@@ -40,8 +40,9 @@ const AHEAD: usize = 256 << 10;
 
 /// One block of lines, with its context.
 struct Block {
-    /// Look-behind, own lines, look-ahead.
+    /// Look-behind, own lines, look-ahead (its first `len` bytes; the rest is spare room).
     buf: Vec<u8>,
+    len: usize,
     /// The range of `buf` this block owns.
     own: (usize, usize),
     /// Its first line is the rest of the last line of the block before (a line longer than a
@@ -52,9 +53,8 @@ struct Block {
 /// Reads `stream` (after its first bytes `head`) block by block: see the module doc.
 pub fn read(head: Vec<u8>, stream: &mut Stream, ctx: &Ctx, warnings: &mut Vec<String>) -> Parsed {
     let fw = FileWrappers::learn(&head, |t| ctx.set.prefilter.find(t).is_some());
-    let pooled = ctx.parallel
-        && rayon::current_num_threads() > 1
-        && rayon::current_thread_index().is_none();
+    let pooled =
+        ctx.parallel && rayon::current_num_threads() > 1 && rayon::current_thread_index().is_none();
     let mut merge = Merge::new(ctx.cap);
     let source = &mut *stream;
     std::thread::scope(|s| {
@@ -119,7 +119,7 @@ fn scan_pooled(
 /// Scans the lines a block owns (line numbers count from its first own line), then hands its
 /// buffer `back`.
 fn scan_block(b: Block, back: &Sender<Vec<u8>>, ctx: &Ctx, fw: &FileWrappers) -> (ScanOutput, u64) {
-    let mut part = scan::scan_chunk(&b.buf, b.own, ctx.set, ctx.cap, fw);
+    let mut part = scan::scan_chunk(&b.buf[..b.len], b.own, ctx.set, ctx.cap, fw);
     if b.continued && part.lines > 0 {
         continue_line(&mut part, &b.buf[b.own.0..b.own.1]);
     }
@@ -159,38 +159,51 @@ impl Merge {
 }
 
 /// Reads the stream into blocks of whole lines and sends them in order, each with its context;
-/// the first `cur` holds the stream's first bytes.
+/// the first `cur` holds the stream's first bytes. Buffers come back from the scan on `spare`
+/// and are filled again in place (zeroed once, when first grown).
 fn cut_blocks(
     mut cur: Vec<u8>,
     stream: &mut Stream,
     tx: &SyncSender<Block>,
     spare: &Receiver<Vec<u8>>,
 ) {
+    let mut len = cur.len();
     let mut behind = 0usize;
     let mut continued = false;
     loop {
         let want = behind + block_bytes() + AHEAD;
         if cur.len() < want {
-            cur.reserve_exact(want - cur.len());
-            let room = want - cur.len();
-            stream.fill(&mut cur, room);
+            cur.resize(want, 0);
+        }
+        if len < want {
+            len += stream.fill_slice(&mut cur[len..want]);
         }
         let last = stream.is_done();
         let cut = if last {
-            cur.len()
+            len
         } else {
-            cut_point(&cur, behind)
+            cut_point(&cur[..len], behind)
         };
         let inside = cut > behind && cur[cut - 1] != b'\n';
         // a line cut inside has no look-behind: the block after reads on from the cut
-        let keep = if inside { cut } else { context_start(&cur, cut) };
+        let keep = if inside {
+            cut
+        } else {
+            context_start(&cur, cut)
+        };
+        let filled = len;
         let mut next = spare.try_recv().unwrap_or_default();
-        next.clear();
         if !last {
-            next.extend_from_slice(&cur[keep..]);
+            let n = filled - keep;
+            if next.len() < n {
+                next.resize(n, 0);
+            }
+            next[..n].copy_from_slice(&cur[keep..filled]);
+            len = n;
         }
         let block = Block {
             buf: cur,
+            len: filled,
             own: (behind, cut),
             continued,
         };
