@@ -164,9 +164,10 @@ impl Reader {
 pub fn open(input: &mut Input, warnings: &mut Vec<String>) -> (Body, Format) {
     let mut bytes = std::mem::replace(&mut input.bytes, Bytes::Owned(Vec::new()));
     if let Some(stream) = input.stream.take() {
-        match hold(bytes, stream, warnings) {
-            Ok(whole) => bytes = whole,
-            Err(body) => return body,
+        let format = formats::detect(&bytes[..bytes.len().min(64 * 1024)]);
+        match hold(bytes, stream, format, warnings) {
+            Body::Whole(whole) => bytes = whole,
+            streamed => return (streamed, format),
         }
     }
     let mut utf16 = false;
@@ -182,34 +183,28 @@ pub fn open(input: &mut Input, warnings: &mut Vec<String>) -> (Body, Format) {
 }
 
 /// A stream whose head names a block format (or UTF-16 text) is read whole up to the memory held
-/// per input (`Ok`); any other, or one larger than that, stays a stream (`Err`, with its format).
-fn hold(
-    bytes: Bytes,
-    mut stream: Stream,
-    warnings: &mut Vec<String>,
-) -> Result<Bytes, (Body, Format)> {
-    let head = &bytes[..bytes.len().min(64 * 1024)];
-    let format = formats::detect(head);
-    let utf16 = head.starts_with(&[0xff, 0xfe]) || head.starts_with(&[0xfe, 0xff]);
+/// per input; any other, or one larger than that, stays a stream.
+fn hold(bytes: Bytes, mut stream: Stream, format: Format, warnings: &mut Vec<String>) -> Body {
+    let utf16 = bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]);
     let block = matches!(
         format,
         Format::BugReport | Format::NvidiaSmi | Format::Dcgmi | Format::JournalJson
     );
     if !(utf16 || block) {
-        return Err((Body::Streamed(bytes.into_vec(), stream), format));
+        return Body::Streamed(bytes.into_vec(), stream);
     }
     let mut all = bytes.into_vec();
     let room = (MAX_HELD_BYTES as usize).saturating_sub(all.len());
     stream.fill(&mut all, room);
     if stream.is_done() {
         warnings.append(&mut stream.warnings);
-        return Ok(Bytes::Owned(all));
+        return Body::Whole(Bytes::Owned(all));
     }
     warnings.push(format!(
         "{} input larger than {MAX_HELD_BYTES} bytes held in memory: scanned line by line, not parsed as a block",
         format.as_str(),
     ));
-    Err((Body::Streamed(all, stream), format))
+    Body::Streamed(all, stream)
 }
 
 /// Warnings for binary content in the first bytes of a text input (the journal export format
