@@ -16,6 +16,7 @@ pub mod input;
 pub mod job;
 pub mod model;
 pub mod pipeline;
+pub mod read;
 pub mod redact;
 pub mod report;
 pub mod rules;

@@ -390,3 +390,87 @@ fn chunked_scanning_gives_the_same_report_as_serial() {
         assert_eq!(json(Some(n)), serial, "chunks of {n} bytes");
     }
 }
+
+/// A kernel log of about `mib` MiB whose records straddle any boundary: two-line records (the
+/// anchor on the head or on the continuation), lines without a time of their own, on many GPUs.
+fn boundary_log(mib: usize) -> String {
+    let mut text = String::new();
+    let mut i = 0u32;
+    while text.len() < mib << 20 {
+        let t = format!("[{:>6}.{:06}]", i / 100, i % 997);
+        let bus = format!("{:02x}", i % 61);
+        match i % 97 {
+            2 => {
+                text.push_str(&format!(
+                    "{t} NVRM: GPU at PCI:0000:{bus}:00: GPU-1234, x\n"
+                ));
+                text.push_str(&format!(
+                    "                NVRM: Xid (PCI:0000:{bus}:00): 48, pid={i}, DBE\n"
+                ));
+            }
+            40 => {
+                text.push_str(&format!(
+                    "{t} NVRM: Xid (PCI:0000:{bus}:00): 79, pid={i}, name=p, \n"
+                ));
+                text.push_str("                GPU has fallen off the bus.\n");
+            }
+            71 => text.push_str(&format!(
+                "NVRM: Xid (PCI:0000:{bus}:00): 13, pid={i}, Graphics Exception\n"
+            )),
+            _ => text.push_str(&format!(
+                "{t} systemd[1]: Started Session {i} of user root.\n"
+            )),
+        }
+        i += 1;
+    }
+    text
+}
+
+/// A compressed log larger than the first block read is streamed block by block; records cut by
+/// a block boundary (at the default block size, and at blocks of 8 KiB: hundreds of boundaries)
+/// give the same lines, events and incidents as the same text scanned whole.
+#[test]
+fn a_streamed_input_reads_records_across_block_boundaries_as_the_text_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = boundary_log(10);
+    let plain = dir.path().join("kern.log");
+    std::fs::write(&plain, &text).unwrap();
+    let zst = dir.path().join("kern.log.zst");
+    std::fs::write(&zst, zstd::encode_all(text.as_bytes(), 1).unwrap()).unwrap();
+    let json = |p: &Path, block: Option<&str>| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_faultline"));
+        c.args(["analyze", "--format", "json", s(p)]);
+        if let Some(n) = block {
+            c.env("FAULTLINE_STREAM_BLOCK", n);
+        }
+        let out = String::from_utf8(c.output().unwrap().stdout).unwrap();
+        let v: Value = serde_json::from_str(&out.replace(s(&zst), s(&plain))).unwrap();
+        let i = &v["inputs"][0];
+        (
+            [
+                &i["lines"],
+                &i["lines_recognized"],
+                &i["bytes"],
+                &i["events"],
+            ]
+            .map(Value::to_string),
+            v["events"].clone(),
+            v["incidents"].clone(),
+        )
+    };
+    let whole = json(&plain, None);
+    assert_eq!(whole.0[0], (text.lines().count()).to_string());
+    assert!(whole.1.as_array().unwrap().len() > 1000, "{}", whole.0[3]);
+    for block in [None, Some("8192")] {
+        let streamed = json(&zst, block);
+        assert_eq!(streamed.0, whole.0, "blocks of {block:?}");
+        assert!(
+            streamed.1 == whole.1,
+            "events differ with blocks of {block:?}"
+        );
+        assert!(
+            streamed.2 == whole.2,
+            "incidents differ with blocks of {block:?}"
+        );
+    }
+}

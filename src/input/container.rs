@@ -68,42 +68,48 @@ impl Stream {
     /// at the end.
     pub fn fill(&mut self, buf: &mut Vec<u8>, max: usize) -> usize {
         const STEP: usize = 4 << 20;
+        let start = buf.len();
+        while !self.done && buf.len() - start < max {
+            let at = buf.len();
+            buf.resize(at + STEP.min(max - (at - start)), 0);
+            let n = self.fill_slice(&mut buf[at..]);
+            buf.truncate(at + n);
+        }
+        buf.len() - start
+    }
+
+    /// Reads into all of `buf` (bytes already there are overwritten, none is zeroed first) unless
+    /// the stream ends before; returns the bytes read.
+    pub fn fill_slice(&mut self, buf: &mut [u8]) -> usize {
         if self.done {
             return 0;
         }
-        let start = buf.len();
-        while buf.len() - start < max {
-            let at = buf.len();
-            buf.resize(at + STEP.min(max - (at - start)), 0);
-            let r = self.reader.read(&mut buf[at..]);
-            let got = *r.as_ref().unwrap_or(&0);
-            let kept = self.admit(got);
-            buf.truncate(at + kept);
-            if kept < got {
-                self.finish();
-                break;
-            }
-            match r {
-                Ok(0) => {
-                    if let Some(len) = self.expected.filter(|&l| self.read < l) {
-                        self.warnings.push(format!(
-                            "file shrank while being read: {} of {len} bytes; the part read is analyzed",
-                            self.read
-                        ));
-                    }
-                    self.finish();
-                    break;
-                }
-                Ok(_) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    self.warnings.push(format!("corrupt or truncated stream after {} bytes: {e}; the part before is analyzed", self.read));
-                    self.finish();
-                    break;
-                }
-            }
+        let (got, end) = read_full(&mut *self.reader, buf);
+        let kept = self.admit(got);
+        if kept < got {
+            self.finish();
+            return kept;
         }
-        buf.len() - start
+        match end {
+            Some(None) => {
+                if let Some(len) = self.expected.filter(|&l| self.read < l) {
+                    self.warnings.push(format!(
+                        "file shrank while being read: {} of {len} bytes; the part read is analyzed",
+                        self.read
+                    ));
+                }
+                self.finish();
+            }
+            Some(Some(e)) => {
+                self.warnings.push(format!(
+                    "corrupt or truncated stream after {} bytes: {e}; the part before is analyzed",
+                    self.read
+                ));
+                self.finish();
+            }
+            None => {}
+        }
+        kept
     }
 
     /// How many of `n` bytes just read may be kept: the member cap, then the global budget.
@@ -132,6 +138,22 @@ impl Stream {
         self.read += keep;
         keep as usize
     }
+}
+
+/// Reads into all of `buf` (each byte zeroed once by the caller, not once per read); returns the
+/// bytes read and how the source ended, if it did: `Some(None)` at its end, `Some(Some(e))` on an
+/// error.
+fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> (usize, Option<Option<std::io::Error>>) {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => return (n, Some(None)),
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return (n, Some(Some(e))),
+        }
+    }
+    (n, None)
 }
 
 /// What the first bytes say.

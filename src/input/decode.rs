@@ -7,7 +7,7 @@
 use super::Limits;
 use std::io::Read;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
 
 /// Bytes per chunk sent by a decoder.
@@ -27,6 +27,9 @@ enum Msg {
 /// The reading end of a decoder: the decoded bytes of one stream or tar member.
 pub struct ChannelReader {
     rx: Receiver<Msg>,
+    /// Chunks read to their end go back to the decoder, which fills them again (no allocation,
+    /// zeroing or page faults per chunk).
+    back: Sender<Vec<u8>>,
     cur: Vec<u8>,
     pos: usize,
     /// What the decoder had to say about this stream (read at its end).
@@ -40,7 +43,10 @@ impl Read for ChannelReader {
         while self.pos >= self.cur.len() {
             match self.rx.recv() {
                 Ok(Msg::Data(d)) => {
-                    self.cur = d;
+                    let done = std::mem::replace(&mut self.cur, d);
+                    if done.capacity() > 0 {
+                        let _ = self.back.send(done);
+                    }
                     self.pos = 0;
                 }
                 Err(_) => return Ok(0),
@@ -71,11 +77,32 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
-/// Reads `r` in chunks into `tx` until its end, an error, the consumer leaving, or the ratio
+/// The sending end of a decoder: chunks go out on `tx`, come back on `spare` once read.
+struct Pipe {
+    tx: SyncSender<Msg>,
+    spare: Receiver<Vec<u8>>,
+}
+
+/// A pipe of chunks and its reading end, which reports to `notes`.
+fn pipe(notes: Notes, consumed: Option<Arc<AtomicU64>>) -> (Pipe, ChannelReader) {
+    let (tx, rx) = sync_channel(QUEUE);
+    let (back, spare) = channel();
+    let reader = ChannelReader {
+        rx,
+        back,
+        cur: Vec::new(),
+        pos: 0,
+        notes,
+        consumed,
+    };
+    (Pipe { tx, spare }, reader)
+}
+
+/// Reads `r` in chunks into `pipe` until its end, an error, the consumer leaving, or the ratio
 /// cap: `out / (consumed() - base)` past [`RATIO_FLOOR`]. Returns the bytes produced.
 fn pump(
     r: &mut dyn Read,
-    tx: &SyncSender<Msg>,
+    pipe: &Pipe,
     notes: &Notes,
     what: &str,
     limits: &Limits,
@@ -83,7 +110,8 @@ fn pump(
 ) -> u64 {
     let mut out = 0u64;
     loop {
-        let mut buf = vec![0u8; CHUNK];
+        let mut buf = pipe.spare.try_recv().unwrap_or_default();
+        buf.resize(CHUNK, 0);
         let mut n = 0;
         let mut end = None;
         while n < CHUNK {
@@ -103,7 +131,7 @@ fn pump(
         buf.truncate(n);
         out += n as u64;
         let ratio_hit = out > RATIO_FLOOR && out / consumed().max(1) > limits.max_ratio;
-        if n > 0 && tx.send(Msg::Data(buf)).is_err() {
+        if n > 0 && pipe.tx.send(Msg::Data(buf)).is_err() {
             return out;
         }
         if ratio_hit {
@@ -129,10 +157,10 @@ fn pump(
 /// Starts decoding a gzip (`gzip == true`) or zstd stream from `source` in a thread; returns
 /// the reader of the decoded bytes.
 pub fn spawn_stream(source: Box<dyn Read + Send>, gzip: bool, limits: Limits) -> ChannelReader {
-    let (tx, rx) = sync_channel(QUEUE);
     let notes: Notes = Arc::default();
     let consumed = Arc::new(AtomicU64::new(0));
     let (n2, c2) = (notes.clone(), consumed.clone());
+    let (tx, reader) = pipe(notes, Some(consumed));
     std::thread::spawn(move || {
         let counted = Counting {
             inner: source,
@@ -162,13 +190,7 @@ pub fn spawn_stream(source: Box<dyn Read + Send>, gzip: bool, limits: Limits) ->
             );
         }
     });
-    ChannelReader {
-        rx,
-        cur: Vec::new(),
-        pos: 0,
-        notes,
-        consumed: Some(consumed),
-    }
+    reader
 }
 
 /// One member of a tar, as its decoder announces it.
@@ -273,19 +295,13 @@ fn read_tar(
             );
         }
         let mtime = entry.header().mtime().ok().map(|m| m as i64);
-        let (dtx, drx) = sync_channel(QUEUE);
         let notes: Notes = Arc::default();
+        let (dtx, data) = pipe(notes.clone(), None);
         let member = Member {
             name: name.clone(),
             mtime,
             warnings,
-            data: ChannelReader {
-                rx: drx,
-                cur: Vec::new(),
-                pos: 0,
-                notes: notes.clone(),
-                consumed: None,
-            },
+            data,
         };
         if tx.send(TarItem::Member(member)).is_err() {
             return;

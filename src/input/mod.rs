@@ -69,6 +69,14 @@ impl Bytes {
             Bytes::Mapped(m) => m.shrunk(),
         }
     }
+
+    /// The bytes as an owned buffer (a copy only for a map).
+    pub fn into_vec(self) -> Vec<u8> {
+        match self {
+            Bytes::Owned(v) => v,
+            Bytes::Mapped(m) => m.to_vec(),
+        }
+    }
 }
 
 impl AsRef<[u8]> for Bytes {

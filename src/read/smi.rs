@@ -1,0 +1,135 @@
+//! `nvidia-smi -q` dumps (text or XML) and the `nvidia-smi topo -m` matrix: the recognizers over
+//! their lines, the GPUs they describe, and events for the states they report.
+
+use super::{Ctx, GpuRecord, Parsed};
+use crate::formats::{nvidia_smi, nvidia_smi_xml, topo};
+use crate::model::{LineStamp, RawEvent, Severity};
+use crate::scan;
+
+/// Reads `nvidia-smi topo -m` output.
+pub fn topology(buf: &[u8], ctx: &Ctx) -> Parsed {
+    let mut out = scan::scan_buffer(buf, ctx.set, ctx.parallel, ctx.cap);
+    let topology = topo::parse(&String::from_utf8_lossy(buf));
+    if topology.is_some() {
+        out.recognized = out.lines;
+    }
+    Parsed {
+        topology,
+        ..Parsed::scanned(out, buf.len() as u64)
+    }
+}
+
+/// Reads an `nvidia-smi -q` dump (text or `-x` XML).
+pub fn dump(buf: &[u8], ctx: &Ctx) -> Parsed {
+    let mut out = scan::scan_buffer(buf, ctx.set, ctx.parallel, ctx.cap);
+    let text = String::from_utf8_lossy(buf);
+    let dump = if nvidia_smi_xml::looks_like(buf) {
+        nvidia_smi_xml::parse(&text)
+    } else {
+        nvidia_smi::parse(&text)
+    };
+    out.recognized = out.recognized.max(dump.recognized).min(out.lines);
+    let lines: Vec<&str> = text.lines().collect();
+    let at = At {
+        lines: &lines,
+        base: 0,
+        stamp: dump.stamp,
+        host: None,
+    };
+    let mut extra = Vec::new();
+    events(ctx, &dump, &at, &mut extra);
+    Parsed {
+        extra,
+        gpus: gpus(&dump, None),
+        smi_driver: dump.driver.clone(),
+        smi_cuda: dump.cuda.clone(),
+        ..Parsed::scanned(out, buf.len() as u64)
+    }
+}
+
+/// Where a dump sits in its input: its lines (from its first), the line number of its first,
+/// its time and its host.
+pub struct At<'a> {
+    /// The input's lines from the dump's first on.
+    pub lines: &'a [&'a str],
+    /// Lines before the dump.
+    pub base: usize,
+    /// Time of the dump.
+    pub stamp: LineStamp,
+    /// Host, when the input names it.
+    pub host: Option<String>,
+}
+
+/// The GPUs a dump describes, with the counters and states worth keeping.
+pub fn gpus(dump: &nvidia_smi::SmiDump, host: Option<String>) -> Vec<GpuRecord> {
+    dump.gpus
+        .iter()
+        .map(|g| {
+            let f = |k: &str| g.fields.get(k).filter(|v| *v != "N/A").cloned();
+            GpuRecord {
+                host: host.clone(),
+                bus_id: g.bus_id.clone(),
+                uuid: f("GPU UUID").or_else(|| f("uuid")),
+                serial: f("Serial Number").or_else(|| f("serial")),
+                name: f("Product Name").or_else(|| f("product_name")),
+                vbios: f("VBIOS Version").or_else(|| f("vbios_version")),
+                state: g
+                    .fields
+                    .iter()
+                    .filter(|(k, _)| kept_state(k))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+/// The fields of a GPU kept as its state (text and XML names).
+fn kept_state(k: &str) -> bool {
+    k.starts_with("ECC Errors")
+        || k.starts_with("ecc_errors")
+        || k.starts_with("remapped_rows")
+        || k.starts_with("retired_pages")
+        || k.contains("slowdown")
+        || k.starts_with("Remapped Rows")
+        || k.starts_with("Retired Pages")
+        || k.contains("Slowdown")
+        || k.contains("Power Brake")
+        || k.starts_with("GPU Recovery Action")
+        || k.starts_with("GPU Reset Status")
+}
+
+/// The events of a dump (at least warnings), classified with the catalog, into `out`.
+pub fn events(ctx: &Ctx, dump: &nvidia_smi::SmiDump, at: &At, out: &mut Vec<RawEvent>) {
+    for e in &dump.events {
+        let (layer, _) = ctx.catalog.classify(e.kind, None);
+        let reason = e.attrs.get("reason").cloned().unwrap_or_default();
+        out.push(RawEvent {
+            input: ctx.index,
+            line: (at.base + e.line) as u64 + 1,
+            kind: e.kind.to_string(),
+            code: None,
+            gpu: e.gpu.clone(),
+            rank: None,
+            host: at.host.clone(),
+            layer,
+            severity: if e.severity == Severity::Info {
+                Severity::Warning
+            } else {
+                e.severity
+            },
+            message: at
+                .lines
+                .get(e.line)
+                .map_or_else(|| reason.clone(), |l| l.to_string()),
+            body: reason,
+            stamp: at.stamp,
+            borrowed_time: false,
+            boot: 0,
+            recognizer: "nvidia-smi-q".into(),
+            attrs: e.attrs.clone(),
+            bmc: false,
+            suppressed: 0,
+        });
+    }
+}
