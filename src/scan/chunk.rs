@@ -208,7 +208,7 @@ fn read_candidates(
         if let Some(t) = tally.as_mut().filter(|_| memo_enabled()) {
             let line = trim_cr(&buf[ls..le]);
             let head = parse_head_with(line, learned);
-            if memo::simple(buf, (ls, le), line, &head, fw) {
+            if memo::simple(buf, le, line, &head, fw) {
                 memo::signature(&mut memo.sig, line, &head);
                 match memo.get() {
                     Some(memo::Known::Nothing) => {

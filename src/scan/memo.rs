@@ -38,10 +38,13 @@ pub(super) enum Known {
     Full,
 }
 
+/// Signatures with the same hash, each with what is known of it.
+type Bucket = Vec<(Box<[u8]>, Known)>;
+
 /// Signatures met in one chunk.
 #[derive(Default)]
 pub(super) struct Memo {
-    map: FastMap<u64, Vec<(Box<[u8]>, Known)>>,
+    map: FastMap<u64, Bucket>,
     len: usize,
     hasher: FastBuild,
     /// The signature being read (reused).
@@ -76,18 +79,17 @@ impl Memo {
     }
 }
 
-/// Whether the candidate line `buf[ls..le]` (`line`, without its CR) is a simple record (see the
+/// Whether the candidate line ending at `le` (`line`, without its CR) is a simple record (see the
 /// module doc): exactly the records whose events `candidate` reads from the line alone.
 pub(super) fn simple(
     buf: &[u8],
-    (ls, le): (usize, usize),
+    le: usize,
     line: &[u8],
     head: &LineHead<'_>,
     fw: &FileWrappers,
 ) -> bool {
-    let _ = ls;
     if line.len() > MAX_RECORD_BYTES
-        || !head.prefix.is_some_and(|p| !p.stamp.is_empty())
+        || head.prefix.is_none_or(|p| p.stamp.is_empty())
         || memchr::memchr(b'\x1b', line).is_some()
         || is_continuation(line)
     {
