@@ -9,6 +9,7 @@ pub mod ntstatus;
 pub mod nvrm;
 pub mod reach;
 mod regexes;
+pub mod text;
 pub mod verbs;
 pub mod xid;
 
@@ -784,8 +785,7 @@ impl RecognizerSet {
                 for s in lines {
                     let parts: Vec<String> = s.split('\n').map(str::to_string).collect();
                     let head = crate::formats::parse_head(parts[0].as_bytes());
-                    let body =
-                        crate::scan::normalize_body(&s[head.msg_start.min(parts[0].len())..]);
+                    let body = text::normalize_body(&s[head.msg_start.min(parts[0].len())..]);
                     let following: Vec<String> = parts[1..].to_vec();
                     let rec = Record {
                         full: s,

@@ -90,7 +90,9 @@ pub type FastBuild = std::hash::BuildHasherDefault<FastHasher>;
 pub type FastMap<K, V> = HashMap<K, V, FastBuild>;
 
 /// Numbers the distinct keys 0, 1, 2, … in order of first appearance.
-fn dense_ids<K: Hash + Eq>(keys: impl ExactSizeIterator<Item = Option<K>>) -> Vec<Option<u32>> {
+pub(super) fn dense_ids<K: Hash + Eq>(
+    keys: impl ExactSizeIterator<Item = Option<K>>,
+) -> Vec<Option<u32>> {
     let mut map: FastMap<K, u32> =
         FastMap::with_capacity_and_hasher(keys.len(), FastBuild::default());
     keys.map(|k| {
@@ -109,6 +111,35 @@ fn cap_by_id<T>(
     ids: &[Option<u32>],
     weight: impl Fn(&mut T) -> &mut u64,
 ) {
+    let Some(plan) = cap_plan(ids, cap, |i| *weight(&mut items[i])) else {
+        return;
+    };
+    for &(at, c) in &plan.add {
+        *weight(&mut items[at]) += c;
+    }
+    let mut i = 0;
+    items.retain(|_| {
+        i += 1;
+        plan.keep[i - 1]
+    });
+}
+
+/// What the cap does to a sequence of items: which stay, and what each one standing for dropped
+/// ones adds to its weight.
+pub(super) struct CapPlan {
+    /// Per item: kept.
+    pub keep: Vec<bool>,
+    /// (item, weight to add).
+    pub add: Vec<(usize, u64)>,
+}
+
+/// The cap over items numbered by [`dense_ids`] whose weights are `weight(i)`; `None` when every
+/// item stays. Linear, with one slot per key.
+pub(super) fn cap_plan(
+    ids: &[Option<u32>],
+    cap: u64,
+    mut weight: impl FnMut(usize) -> u64,
+) -> Option<CapPlan> {
     let cap = cap.max(1);
     let keys = ids
         .iter()
@@ -126,11 +157,11 @@ fn cap_by_id<T>(
         c.2 = i;
     }
     if count.iter().all(|c| c.0 <= cap) {
-        return;
+        return None;
     }
     let mut seen: Vec<u64> = vec![0; keys];
     let mut carry: Vec<u64> = vec![0; keys];
-    let mut keep = vec![true; items.len()];
+    let mut keep = vec![true; ids.len()];
     for (i, k) in ids.iter().enumerate() {
         let Some(k) = k.map(|k| k as usize) else {
             continue;
@@ -147,22 +178,19 @@ fn cap_by_id<T>(
         };
         if !kept {
             keep[i] = false;
-            carry[k] += 1 + *weight(&mut items[i]);
+            carry[k] += 1 + weight(i);
         }
     }
-    for (k, &c) in carry.iter().enumerate() {
-        if c == 0 {
-            continue;
-        }
-        let (_, first, last) = count[k];
-        let at = if cap == 1 { first } else { last };
-        *weight(&mut items[at]) += c;
-    }
-    let mut i = 0;
-    items.retain(|_| {
-        i += 1;
-        keep[i - 1]
-    });
+    let add = carry
+        .iter()
+        .enumerate()
+        .filter(|(_, &c)| c > 0)
+        .map(|(k, &c)| {
+            let (_, first, last) = count[k];
+            (if cap == 1 { first } else { last }, c)
+        })
+        .collect();
+    Some(CapPlan { keep, add })
 }
 
 /// The key of the events cap, borrowed: host, kind, code, GPU, rank.

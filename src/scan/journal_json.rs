@@ -94,7 +94,7 @@ pub fn scan(buf: &[u8], set: &RecognizerSet, cap: u64) -> ScanOutput {
         }
     }
     out.recognized = recognized.min(out.lines);
-    crate::events::nvrm::collapse_bursts(&mut out.events, set.nvrm_recognizers());
+    super::collapse_bursts(&mut out.events, set.nvrm_recognizers());
     out.cap(cap);
     out
 }

@@ -2,7 +2,8 @@
 //! window around their last anchor, so a huge line is never copied whole and an anchor at its
 //! end still raises its event; anchors in neither part are counted as lost.
 
-use super::{trim_cr, ScanOutput, MAX_RECORD_BYTES};
+use super::lines::trim_cr;
+use super::{ScanOutput, MAX_RECORD_BYTES};
 
 /// The head of a line over [`MAX_RECORD_BYTES`] that recognizers read (its prefix and first
 /// words); with the window around its last anchor it fits the record cap.

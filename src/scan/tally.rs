@@ -1,28 +1,18 @@
 //! Counting before building: in a storm, an event past the first `cap - 1` of its key is dropped
 //! by the events cap unless it is the last one, so the scanner only counts it (keys hashed from
 //! borrowed text, one owned copy per distinct key) and remembers where the latest one was; at
-//! the end of the chunk the latest of each key is read again and built, standing for the ones
-//! counted. The result is the one building every event and capping after would give.
+//! the end of the chunk the latest of each key becomes a [`Stub`] standing for the ones counted.
+//! The result is the one building every event and capping after would give.
 
-use super::{CapKey, Located, ScanOutput};
+use super::deferred::{borrowed, owned, OwnedKey, Stub};
+use super::{CapKey, ScanOutput};
 use crate::events::Draft;
 use std::hash::BuildHasher;
 
-type Hasher = super::FastBuild;
-
-/// An owned [`CapKey`].
-type OwnedKey = (
-    Option<String>,
-    String,
-    Option<i64>,
-    Option<String>,
-    Option<i64>,
-);
-
 /// One key's occurrences in the chunk.
+#[derive(Clone, Copy)]
 struct Slot {
-    key: OwnedKey,
-    /// Occurrences so far (built or only counted).
+    /// Occurrences so far (built, deferred or only counted).
     seen: u64,
     /// Occurrences only counted.
     counted: u64,
@@ -33,12 +23,11 @@ struct Slot {
 /// The occurrences of the event keys of one chunk.
 pub(super) struct Tally {
     cap: u64,
-    slots: super::FastMap<u64, Vec<Slot>>,
-    hasher: Hasher,
-}
-
-fn borrowed(k: &OwnedKey) -> CapKey<'_> {
-    (k.0.as_deref(), &k.1, k.2, k.3.as_deref(), k.4)
+    /// Keys, by id.
+    keys: Vec<OwnedKey>,
+    slots: Vec<Slot>,
+    index: super::FastMap<u64, Vec<u32>>,
+    hasher: super::FastBuild,
 }
 
 /// The key a draft gets as a located event with host `host`.
@@ -52,53 +41,80 @@ fn draft_key<'a>(d: &'a Draft, host: Option<&'a str>) -> CapKey<'a> {
     )
 }
 
+/// Whether a draft is an event its line alone can rebuild: no attachment, progress sample,
+/// kernel report, segment or `nvrm` burst (`nvrm` are the ids of the `nvrm` recognizers).
+pub(super) fn plain(d: &Draft, nvrm: &[String]) -> bool {
+    d.attach_to.is_none()
+        && d.kind != "progress"
+        && !d.report
+        && !d.attrs.contains_key("segment")
+        && !nvrm.contains(&d.recognizer)
+}
+
 impl Tally {
     /// A tally for the events cap `cap`; `None` when the cap keeps only the first event of a key
     /// (its occurrences are counted on that one, so every event is built).
     pub(super) fn new(cap: u64) -> Option<Tally> {
         (cap >= 2).then(|| Tally {
             cap,
-            slots: super::FastMap::default(),
-            hasher: Hasher::default(),
+            keys: Vec::new(),
+            slots: Vec::new(),
+            index: super::FastMap::default(),
+            hasher: super::FastBuild::default(),
         })
     }
 
-    fn slot(&mut self, key: CapKey<'_>) -> &mut Slot {
-        let h = self.hasher.hash_one(key);
-        let list = self.slots.entry(h).or_default();
-        let at = match list.iter().position(|s| borrowed(&s.key) == key) {
-            Some(at) => at,
-            None => {
-                list.push(Slot {
-                    key: (
-                        key.0.map(str::to_string),
-                        key.1.to_string(),
-                        key.2,
-                        key.3.map(str::to_string),
-                        key.4,
-                    ),
-                    seen: 0,
-                    counted: 0,
-                    tail: (0, 0, 0),
-                });
-                list.len() - 1
-            }
-        };
-        &mut list[at]
+    /// The keys, by id.
+    pub(super) fn keys(&self) -> &[OwnedKey] {
+        &self.keys
     }
 
-    fn seen(&self, key: CapKey<'_>) -> u64 {
+    /// The id of `key`, if it has one.
+    fn find(&self, key: CapKey<'_>) -> Option<u32> {
         let h = self.hasher.hash_one(key);
-        self.slots
-            .get(&h)
-            .and_then(|l| l.iter().find(|s| borrowed(&s.key) == key))
-            .map_or(0, |s| s.seen)
+        self.index
+            .get(&h)?
+            .iter()
+            .copied()
+            .find(|&id| borrowed(&self.keys[id as usize]) == key)
+    }
+
+    /// The id of `key`, given one if it is new.
+    pub(super) fn id(&mut self, key: CapKey<'_>) -> u32 {
+        if let Some(id) = self.find(key) {
+            return id;
+        }
+        let id = self.keys.len() as u32;
+        self.keys.push(owned(key));
+        self.slots.push(Slot {
+            seen: 0,
+            counted: 0,
+            tail: (0, 0, 0),
+        });
+        let h = self.hasher.hash_one(key);
+        self.index.entry(h).or_default().push(id);
+        id
+    }
+
+    /// The ids of the keys of `drafts` (host `host`) when every draft is [`plain`] and their keys
+    /// are distinct: what the memo keeps for a simple line.
+    pub(super) fn plain_ids(
+        &mut self,
+        drafts: &[Draft],
+        host: Option<&str>,
+        nvrm: &[String],
+    ) -> Option<Vec<u32>> {
+        if drafts.is_empty() || !drafts.iter().all(|d| plain(d, nvrm)) {
+            return None;
+        }
+        let ids: Vec<u32> = drafts.iter().map(|d| self.id(draft_key(d, host))).collect();
+        let distinct = ids.iter().enumerate().all(|(i, k)| !ids[..i].contains(k));
+        distinct.then_some(ids)
     }
 
     /// Counts the drafts of the record on candidate line `at`; true when they were only counted
     /// (every one is past the first `cap - 1` of its key, none needs more than its own line
-    /// rebuilt: no attachment, progress sample, kernel report, segment or `nvrm` burst), false
-    /// when the caller must build them.
+    /// rebuilt: see [`plain`]), false when the caller must build them.
     pub(super) fn count(
         &mut self,
         drafts: &[Draft],
@@ -107,75 +123,62 @@ impl Tally {
         nvrm: &[String],
         at: (usize, usize, u64),
     ) -> bool {
-        let plain = |d: &Draft| {
-            d.attach_to.is_none()
-                && d.kind != "progress"
-                && !d.report
-                && !d.attrs.contains_key("segment")
-                && !nvrm.contains(&d.recognizer)
-        };
-        let keys: Vec<CapKey<'_>> = drafts
+        let ids: Vec<u32> = drafts
             .iter()
             .filter(|d| d.attach_to.is_none() && d.kind != "progress")
-            .map(|d| draft_key(d, host))
+            .map(|d| self.id(draft_key(d, host)))
             .collect();
-        let distinct = keys.iter().enumerate().all(|(i, k)| !keys[..i].contains(k));
+        let distinct = ids.iter().enumerate().all(|(i, k)| !ids[..i].contains(k));
         let only_count = simple
             && distinct
             && !drafts.is_empty()
-            && drafts.iter().all(plain)
-            && keys.iter().all(|&k| self.seen(k) + 1 >= self.cap);
-        for &k in &keys {
-            let s = self.slot(k);
+            && drafts.iter().all(|d| plain(d, nvrm))
+            && self.past(&ids);
+        self.note(&ids, only_count, at);
+        only_count
+    }
+
+    /// Every key of `ids` is past the first `cap - 1` of its key.
+    fn past(&self, ids: &[u32]) -> bool {
+        ids.iter()
+            .all(|&k| self.slots[k as usize].seen + 1 >= self.cap)
+    }
+
+    fn note(&mut self, ids: &[u32], only_count: bool, at: (usize, usize, u64)) {
+        for &k in ids {
+            let s = &mut self.slots[k as usize];
             s.seen += 1;
             if only_count {
                 s.counted += 1;
                 s.tail = at;
             }
         }
+    }
+
+    /// Counts the events of keys `ids` (plain, distinct: from the memo) on candidate line `at`;
+    /// true when they were only counted, false when the caller must defer them.
+    pub(super) fn count_ids(&mut self, ids: &[u32], at: (usize, usize, u64)) -> bool {
+        let only_count = self.past(ids);
+        self.note(ids, only_count, at);
         only_count
     }
 
-    /// Builds the latest counted occurrence of every key (it stands for the others counted) and
-    /// puts it in line order among the events built.
-    pub(super) fn finish(
-        self,
-        out: &mut ScanOutput,
-        mut build: impl FnMut((usize, usize, u64)) -> Vec<Located>,
-    ) {
-        let mut tails: Vec<((usize, usize, u64), CapKey<'_>, u64)> = self
-            .slots
-            .values()
-            .flatten()
-            .filter(|s| s.counted > 0)
-            .map(|s| (s.tail, borrowed(&s.key), s.counted))
-            .collect();
-        if tails.is_empty() {
-            return;
-        }
-        tails.sort_by_key(|t| t.0);
-        let mut i = 0;
-        while i < tails.len() {
-            let at = tails[i].0;
-            let mut j = i;
-            while j < tails.len() && tails[j].0 == at {
-                j += 1;
+    /// Makes the latest counted occurrence of every key a stub (it stands for the others
+    /// counted), puts the stubs in line order, and hands the keys to `out`.
+    pub(super) fn finish(self, out: &mut ScanOutput) {
+        for (id, s) in self.slots.iter().enumerate() {
+            if s.counted > 0 {
+                out.deferred.push(Stub {
+                    at: (s.tail.0, s.tail.1),
+                    line: s.tail.2,
+                    key: id as u32,
+                    suppressed: s.counted - 1,
+                });
             }
-            for mut l in build(at) {
-                let key = (
-                    l.host.as_deref(),
-                    l.draft.kind.as_str(),
-                    l.draft.code,
-                    l.draft.gpu.as_deref(),
-                    l.draft.rank,
-                );
-                if let Some(t) = tails[i..j].iter().find(|t| t.1 == key) {
-                    l.suppressed = t.2 - 1;
-                    out.events.push(l);
-                }
-            }
-            i = j;
         }
-        out.events.sort_by_key(|l| l.line);
+        // stable: the stubs of one line keep the order of its drafts
+        out.deferred.sort_by_key(|s| s.line);
+        out.keys = self.keys;
+        out.compact_keys();
     }
 }

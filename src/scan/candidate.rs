@@ -1,0 +1,375 @@
+//! One candidate line: its record, the recognizers on it, and the events it gives.
+
+use super::lines::{
+    is_continuation, is_hard_wrap, lossy, next_line, prev_line, trim_cr, MIN_WRAPPED_WIDTH,
+};
+use super::memo::Known;
+use super::record::{borrow_stamp, context, record_text};
+use super::{
+    kreport, longline, normalize_body, tally, Located, ScanOutput, MAX_MESSAGE_BYTES,
+    MAX_RECORD_BYTES,
+};
+use crate::events::{Draft, RecognizerSet, Record};
+use crate::formats::record::Scope;
+use crate::formats::wrapper::{strip_ansi, FileWrappers};
+use crate::formats::{parse_head_with, LineHead, Shape};
+use crate::model::LineStamp;
+
+/// What reading a candidate line gave.
+pub(super) struct Read {
+    /// The line had no known prefix but gave an event.
+    pub gave: bool,
+    /// Where the record (with its continuation lines) ends.
+    pub end: usize,
+    /// For a simple line (one line with its own time, no context read), what the memo may keep
+    /// of it; `None` otherwise.
+    pub known: Option<Known>,
+}
+
+/// A record: its lines and where its head is.
+struct Walk<'a> {
+    parts: Vec<&'a [u8]>,
+    head_start: usize,
+    head_line_no: u64,
+    end: usize,
+}
+
+/// Walks from candidate line `line` (at `ls..le`, number `line_no`) back to the record head and
+/// forward over its continuations (kernel continuations, a terminal's hard wraps).
+fn walk<'a>(
+    buf: &'a [u8],
+    line: &'a [u8],
+    (ls, le, line_no): (usize, usize, u64),
+    fw: &FileWrappers,
+) -> Walk<'a> {
+    // a hard wrap continues a wrapped line as wide as a terminal (or the wrap before it)
+    let learned = fw.learned.as_deref();
+    let wraps = |prev: &[u8], prev_wrapped: bool, l: &[u8]| {
+        prev_wrapped && prev.len() >= MIN_WRAPPED_WIDTH && is_hard_wrap(l, fw)
+    };
+    let is_wrapped = |l: &[u8]| fw.mostly_wrapped && parse_head_with(l, learned).wrapped;
+    let mut w = Walk {
+        parts: vec![line],
+        head_start: ls,
+        head_line_no: line_no,
+        end: le,
+    };
+    let mut s = ls;
+    for _ in 0..8 {
+        let Some((ps, pe)) = prev_line(buf, s) else {
+            break;
+        };
+        let pl = trim_cr(&buf[ps..pe]);
+        if !(is_continuation(w.parts[0]) || wraps(pl, is_wrapped(pl), w.parts[0])) {
+            break;
+        }
+        w.parts.insert(0, pl);
+        w.head_start = ps;
+        w.head_line_no -= 1;
+        s = ps;
+    }
+    let mut last_wrapped = is_wrapped(w.parts[w.parts.len() - 1]);
+    for _ in 0..8 {
+        let Some((ns, ne)) = next_line(buf, w.end) else {
+            break;
+        };
+        let nl = trim_cr(&buf[ns..ne]);
+        if wraps(w.parts[w.parts.len() - 1], last_wrapped, nl) {
+            last_wrapped = true;
+        } else if is_continuation(nl) {
+            last_wrapped = false;
+        } else {
+            break;
+        }
+        w.parts.push(nl);
+        w.end = ne;
+    }
+    w
+}
+
+/// The record's message (after the head's prefix, continuations joined) and its full text.
+fn texts(parts: &[&[u8]], head: &LineHead<'_>, fw: &FileWrappers) -> (String, String) {
+    let head_line = parts[0];
+    let mut body = lossy(&head_line[head.msg_start.min(head_line.len())..]);
+    for p in &parts[1..] {
+        join_part(&mut body, p, !is_continuation(p) && is_hard_wrap(p, fw));
+    }
+    if body.contains('\x1b') {
+        body = strip_ansi(&body);
+    }
+    let body = normalize_body(&body);
+    let mut full = String::new();
+    for (i, p) in parts.iter().enumerate() {
+        if i > 0 {
+            full.push('\n');
+        }
+        full.push_str(&String::from_utf8_lossy(
+            &p[..p.len().min(MAX_RECORD_BYTES)],
+        ));
+    }
+    if full.contains('\x1b') {
+        full = strip_ansi(&full);
+    }
+    (body, full)
+}
+
+/// Runs the recognizers whose anchors `full` holds on a record, the lines around it from
+/// `around(after)` for the few parsers that read them; one event per kind per record (the first
+/// recognizer wins), attachments kept. Returns the drafts and whether the context was read.
+pub(super) fn recognize(
+    set: &RecognizerSet,
+    (full, body, rank): (&str, &str, Option<i64>),
+    around: impl FnOnce(usize) -> (Vec<String>, Vec<String>),
+) -> (Vec<Draft>, bool) {
+    // anchors may overlap ("Killed" inside "Killed process"): collect every owner on this record
+    let mut sorted: Vec<usize> = Vec::new();
+    for m in set.automaton.find_overlapping_iter(full) {
+        for &o in set.owners(m.pattern().as_usize()) {
+            if !sorted.contains(&o) {
+                sorted.push(o);
+            }
+        }
+    }
+    sorted.sort_unstable();
+    let (mut preceding, mut following) = (Vec::new(), Vec::new());
+    let used = sorted.iter().any(|&o| set.needs_context(o, full));
+    if used {
+        let after = sorted.iter().map(|&o| set.context_after(o)).max();
+        (preceding, following) = around(after.unwrap_or(8));
+    }
+    let rec = Record {
+        full,
+        body,
+        preceding: &preceding,
+        following: &following,
+        rank,
+    };
+    let mut drafts = Vec::new();
+    set.apply_all(&sorted, &rec, &mut drafts);
+    set.settle(&mut drafts);
+    let mut seen: Vec<String> = Vec::new();
+    drafts.retain(|d| {
+        if d.attach_to.is_some() {
+            return true;
+        }
+        let key = match d.attrs.get("segment") {
+            Some(seg) => format!("{}#{seg}", d.kind),
+            None => d.kind.clone(),
+        };
+        if seen.contains(&key) {
+            false
+        } else {
+            seen.push(key);
+            true
+        }
+    });
+    (drafts, used)
+}
+
+/// Runs recognizers on one candidate line (see [`Read`]). A line over [`MAX_RECORD_BYTES`] is
+/// read as its head and, when `far` is given, the window around its last anchor
+/// ([`longline::window`]); never copied whole. With a `tally`, events past the cap are only
+/// counted ([`tally::Tally::count`]; never for a long line's window).
+pub(super) fn candidate(
+    buf: &[u8],
+    ((ls, le, line_no), far): ((usize, usize, u64), Option<(usize, usize)>),
+    own: (usize, usize),
+    set: &RecognizerSet,
+    out: &mut ScanOutput,
+    fw: &FileWrappers,
+    mut tally: Option<&mut tally::Tally>,
+) -> Read {
+    let whole = trim_cr(&buf[ls..le]);
+    let view: Vec<u8>;
+    let line = match far {
+        Some((ws, we)) => {
+            view = [&whole[..longline::LONG_HEAD], b" ... ", &whole[ws..we]].concat();
+            &view[..]
+        }
+        None => &whole[..whole.len().min(MAX_RECORD_BYTES)],
+    };
+    let w = walk(buf, line, (ls, le, line_no), fw);
+    if w.head_start < own.0 || w.head_start >= own.1 {
+        // the record's head is in another chunk: that chunk reads it (see `scan_chunk`)
+        return Read {
+            gave: false,
+            end: le,
+            known: None,
+        };
+    }
+    let head = parse_head_with(w.parts[0], fw.learned.as_deref());
+    let (body, full) = texts(&w.parts, &head, fw);
+    let (drafts, used_context) = recognize(set, (&full, &body, head.rank), |after| {
+        context(buf, w.head_start, w.end, after)
+    });
+    // one line with its own time: its events can be rebuilt from the line alone
+    let simple =
+        far.is_none() && w.parts.len() == 1 && head.prefix.is_some_and(|p| !p.stamp.is_empty());
+    let host = head
+        .prefix
+        .and_then(|p| p.host)
+        .or(head.host)
+        .map(String::from_utf8_lossy);
+    let known = match tally.as_deref_mut() {
+        Some(t) if simple && !used_context => Some(if drafts.is_empty() {
+            Known::Nothing
+        } else {
+            match t.plain_ids(&drafts, host.as_deref(), set.nvrm_recognizers()) {
+                Some(ids) => Known::Keys(ids),
+                None => Known::Full,
+            }
+        }),
+        _ => None,
+    };
+    let done = |gave| Read {
+        gave,
+        end: w.end,
+        known: known.clone(),
+    };
+    if drafts.is_empty() {
+        return done(false);
+    }
+    if let Some(t) = tally.filter(|_| far.is_none()) {
+        let at = (ls, le, line_no);
+        if t.count(&drafts, host.as_deref(), simple, set.nvrm_recognizers(), at) {
+            return done(head.prefix.is_none());
+        }
+    }
+    let end = build(buf, set, out, (&w, &head), (body, drafts));
+    Read {
+        gave: head.prefix.is_none(),
+        end,
+        known,
+    }
+}
+
+/// The time of a record: its prefix's, or its key/value record's (with that record's span), or
+/// a neighbour's (borrowed, with the lender's host).
+fn stamp_of(
+    buf: &[u8],
+    head: &LineHead<'_>,
+    (head_start, e): (usize, usize),
+) -> (LineStamp, bool, Option<String>, Option<(usize, usize)>) {
+    match head.prefix {
+        Some(p) if !p.stamp.is_empty() => (p.stamp, false, None, None),
+        Some(p) if p.shape == Shape::DmesgDelta => {
+            let wall = crate::formats::kernel::reltime_stamp(buf, head_start);
+            let stamp = LineStamp {
+                wall,
+                mono_us: None,
+            };
+            (stamp, false, None, None)
+        }
+        _ => match crate::formats::record::record_stamp(buf, head_start, e) {
+            Some(r) => {
+                let span = (r.scope == Scope::Record).then_some(r.span);
+                (r.stamp, r.scope == Scope::File, None, span)
+            }
+            None => {
+                let (s, b, h) = borrow_stamp(buf, head_start, e);
+                (s, b, h, None)
+            }
+        },
+    }
+}
+
+/// Builds the events of a record's drafts into `out`; returns where the record ends (past a
+/// kernel report's trace lines).
+fn build(
+    buf: &[u8],
+    set: &RecognizerSet,
+    out: &mut ScanOutput,
+    (w, head): (&Walk<'_>, &LineHead<'_>),
+    (mut body, drafts): (String, Vec<Draft>),
+) -> usize {
+    let mut e = w.end;
+    // a kernel report: its trace lines, each with its own prefix, belong to this event
+    let report = drafts
+        .iter()
+        .any(|d| d.report)
+        .then(|| kreport::read(buf, e, head.prefix.map(|p| p.shape)));
+    let (stamp, borrowed, lender_host, record) = stamp_of(buf, head, (w.head_start, e));
+    let host = head
+        .prefix
+        .and_then(|p| p.host)
+        .or(head.host)
+        .map(lossy)
+        .or(lender_host);
+    let mut message = String::new();
+    for (i, p) in w.parts.iter().enumerate() {
+        if i > 0 {
+            message.push('\n');
+        }
+        let cut = &p[..p.len().min(MAX_MESSAGE_BYTES)];
+        message.push_str(&String::from_utf8_lossy(cut));
+    }
+    if let Some(r) = &report {
+        for l in &r.lines {
+            message.push('\n');
+            message.push_str(l);
+        }
+        e = e.max(r.end);
+    }
+    let mut record_message = None;
+    if let Some(span) = record {
+        record_message = crate::formats::record::record_message(&buf[span.0..span.1]);
+        if let Some(text) = record_text(buf, span, (w.head_start, e)) {
+            // the line that named the event first, then the rest of its record: the evidence,
+            // and what tells apart two records that name the same id
+            body = format!("{body}\n{text}");
+            message = format!("{message}\n{text}");
+        }
+    }
+    for mut d in drafts {
+        if let (Some(r), true) = (&report, d.report) {
+            r.annotate(&mut d, &set.trace);
+        }
+        if let Some(m) = &record_message {
+            d.attrs.entry("message".into()).or_insert_with(|| m.clone());
+        }
+        // one update of a progress bar glued into a long line: its own text is the evidence
+        let segment_text = if d.attrs.contains_key("segment") {
+            d.attrs.remove("text")
+        } else {
+            None
+        };
+        let (message, body) = match segment_text {
+            Some(t) => (t, String::new()),
+            None => (
+                message.clone(),
+                body.chars().take(MAX_MESSAGE_BYTES).collect(),
+            ),
+        };
+        let loc = Located {
+            line: w.head_line_no,
+            stamp: d.stamp.unwrap_or(stamp),
+            borrowed: d.stamp.is_none() && borrowed,
+            host: d.host.clone().or_else(|| host.clone()),
+            message,
+            body,
+            draft: d,
+            suppressed: 0,
+        };
+        if loc.draft.attach_to.is_some() {
+            out.attachments.push(loc);
+        } else if loc.draft.kind != "progress" || out.admit_progress() {
+            out.events.push(loc);
+        }
+    }
+    e
+}
+
+/// Appends a continuation line to a record's text: a kernel continuation on its own line, a
+/// terminal's hard wrap glued back (with a space when the wrap ate the one between two words).
+fn join_part(body: &mut String, part: &[u8], hard_wrap: bool) {
+    let text = String::from_utf8_lossy(part);
+    if hard_wrap {
+        if !body.ends_with(char::is_whitespace) {
+            body.push(' ');
+        }
+        body.push_str(&text);
+    } else {
+        body.push('\n');
+        body.push_str(text.trim_start());
+    }
+}

@@ -1,0 +1,318 @@
+//! Chunks of a buffer: the prefilter's candidates, line accounting, and the merge of chunks.
+
+use super::candidate::{candidate, recognize};
+use super::deferred::{cap_joint, materialize, Stub};
+use super::lines::{continues, next_line, prev_line, trim_cr};
+use super::{
+    chunk_bytes, longline, memo, normalize_body, tally, ScanOutput, MAX_PROGRESS_SAMPLES,
+    MAX_RECORD_BYTES,
+};
+use crate::events::RecognizerSet;
+use crate::formats::wrapper::FileWrappers;
+use crate::formats::{parse_head_with, LineHead, Shape};
+use rayon::prelude::*;
+
+/// Scans a whole buffer; uses rayon over chunks when it is large and `parallel` is set. At most
+/// `cap` events (and attachments) per host, kind, code, GPU and rank are kept; the others are
+/// counted in the `suppressed` field of the last one kept. Progress samples are not capped but
+/// thinned (see [`ScanOutput::thin_progress`]).
+pub fn scan_buffer(buf: &[u8], set: &RecognizerSet, parallel: bool, cap: u64) -> ScanOutput {
+    let fw = FileWrappers::learn(buf, |t| set.prefilter.find(t).is_some());
+    let chunk = chunk_bytes();
+    if !parallel || buf.len() <= chunk * 2 {
+        let mut out = chunk_output(buf, (0, buf.len()), set, cap, &fw);
+        materialize(buf, set, &fw, &mut out);
+        return out;
+    }
+    let mut bounds = vec![0usize];
+    let mut pos = chunk;
+    while pos < buf.len() {
+        match memchr::memchr(b'\n', &buf[pos..]) {
+            Some(p) => {
+                bounds.push(pos + p + 1);
+                pos = pos + p + 1 + chunk;
+            }
+            None => break,
+        }
+    }
+    if *bounds.last().unwrap_or(&0) < buf.len() {
+        bounds.push(buf.len());
+    }
+    // each chunk keeps its share of the progress samples, and a few chunks run at a time, capped
+    // as they are appended, so that memory stays bounded
+    let share = (MAX_PROGRESS_SAMPLES / bounds.len().max(1)).max(500);
+    let windows: Vec<(usize, usize)> = bounds.windows(2).map(|w| (w[0], w[1])).collect();
+    let mut out = ScanOutput::default();
+    for batch in windows.chunks(rayon::current_num_threads().max(1) * 2) {
+        let parts: Vec<ScanOutput> = batch
+            .par_iter()
+            .map(|&(s, e)| {
+                let mut part = chunk_output(buf, (s, e), set, cap, &fw);
+                part.thin_progress_to(share);
+                part
+            })
+            .collect();
+        for p in parts {
+            out.append(p);
+            out.cap(cap);
+        }
+    }
+    materialize(buf, set, &fw, &mut out);
+    out
+}
+
+/// Scans `buf[start..end]` (newline aligned); line numbers are relative to `start`; at most `cap`
+/// events per host, kind, code, GPU and rank are kept (the cap is applied as events accumulate).
+/// `fw` is what the file's first lines said about wrappers.
+pub fn scan_chunk(
+    buf: &[u8],
+    (start, end): (usize, usize),
+    set: &RecognizerSet,
+    cap: u64,
+    fw: &FileWrappers,
+) -> ScanOutput {
+    let mut out = chunk_output(buf, (start, end), set, cap, fw);
+    materialize(buf, set, fw, &mut out);
+    out
+}
+
+/// [`scan_chunk`] with the events counted before building still deferred (see
+/// [`super::deferred`]).
+fn chunk_output(
+    buf: &[u8],
+    (start, end): (usize, usize),
+    set: &RecognizerSet,
+    cap: u64,
+    fw: &FileWrappers,
+) -> ScanOutput {
+    let mut out = ScanOutput::default();
+    let region = &buf[start..end];
+    // Pass 1: the prefilter finds the candidate positions (few) in the whole region.
+    let hits: Vec<usize> = set.prefilter.starts(region);
+    let mut next_hit = 0usize;
+    let mut candidates: Vec<(usize, usize, u64, usize, usize)> = Vec::new();
+    // Pass 2: count lines and recognized prefixes without allocating; number the candidate lines.
+    let mut line_no = 0u64;
+    let mut ls = 0usize;
+    let mut prev_mono: Option<u64> = None;
+    while ls < region.len() {
+        let le = memchr::memchr(b'\n', &region[ls..]).map_or(region.len(), |p| ls + p);
+        let line = trim_cr(&region[ls..le]);
+        line_no += 1;
+        if hits.get(next_hit).is_some_and(|&h| h <= le) {
+            let first = next_hit;
+            while hits.get(next_hit).is_some_and(|&h| h <= le) {
+                next_hit += 1;
+            }
+            candidates.push((start + ls, start + le, line_no, first, next_hit));
+        }
+        if line.len() > MAX_RECORD_BYTES {
+            out.long_lines += 1;
+        }
+        if let Some((shape, mono)) = crate::formats::quick_shape_with(line, fw.learned.as_deref()) {
+            out.recognized += 1;
+            out.shapes[shape as usize] += 1;
+            if let Some(m) = mono {
+                if matches!(shape, Shape::DmesgRaw | Shape::Kmsg)
+                    && (m == 0 || prev_mono.is_some_and(|pm| m + 1_000_000 < pm))
+                {
+                    out.boot_lines.push(line_no);
+                }
+                prev_mono = Some(m);
+            }
+        } else if line.starts_with(b"-- ") && crate::formats::journal::is_boot_marker(line) {
+            out.boot_lines.push(line_no);
+            out.recognized += 1;
+        }
+        ls = le + 1;
+    }
+    out.lines = line_no;
+    // Pass 3: recognizers on the candidate lines.
+    let mut record_end = 0usize;
+    let mut event_lines = read_candidates(
+        buf,
+        (start, end),
+        (&candidates, &hits),
+        set,
+        cap,
+        fw,
+        (&mut out, &mut record_end),
+    );
+    // a record whose head is in this chunk is this chunk's, even where its continuation lines
+    // (the ones with the anchor) lie past its end: the next chunk leaves it alone
+    let mut prev = prev_line(buf, end).unwrap_or((start, start));
+    let mut at = end.saturating_sub(1);
+    for k in 1..=8u64 {
+        let Some((ns, ne)) = next_line(buf, at).filter(|_| end < buf.len()) else {
+            break;
+        };
+        let (pl, nl) = (trim_cr(&buf[prev.0..prev.1]), trim_cr(&buf[ns..ne]));
+        if !continues(pl, nl, fw) {
+            break;
+        }
+        let hits = set.prefilter.starts(&buf[ns..ne]);
+        if !hits.is_empty() && ns >= record_end {
+            let far = longline::window(buf, (ns, ne), &hits, ns, &mut out);
+            let no = out.lines + k;
+            let r = candidate(
+                buf,
+                ((ns, ne, no), far),
+                (start, end),
+                set,
+                &mut out,
+                fw,
+                None,
+            );
+            event_lines += r.gave as u64;
+            record_end = r.end;
+        }
+        prev = (ns, ne);
+        at = ne;
+    }
+    super::collapse_bursts(&mut out.events, set.nvrm_recognizers());
+    out.cap(cap);
+    // event lines whose prefix was not understood still count as recognized
+    out.recognized = (out.recognized + event_lines).min(out.lines);
+    out.thin_progress();
+    out
+}
+
+/// A candidate line: start and end (absolute), 1-based number in the chunk, and the range of its
+/// prefilter hits.
+type Candidate = (usize, usize, u64, usize, usize);
+
+/// Reads the candidate lines of the chunk `own`: a simple line whose signature the memo knows
+/// is only counted or deferred, any other is read in full (see [`super::memo`]). Returns the
+/// lines without a known prefix that gave an event; `record_end` is where the last record read
+/// ends.
+fn read_candidates(
+    buf: &[u8],
+    own: (usize, usize),
+    (candidates, hits): (&[Candidate], &[usize]),
+    set: &RecognizerSet,
+    cap: u64,
+    fw: &FileWrappers,
+    (out, record_end): (&mut ScanOutput, &mut usize),
+) -> u64 {
+    let mut event_lines = 0u64;
+    let mut next_cap = cap.saturating_mul(2).max(4096);
+    let mut tally = tally::Tally::new(cap);
+    let mut memo = memo::Memo::default();
+    let learned = fw.learned.as_deref();
+    for &(ls, le, no, h0, h1) in candidates {
+        // a hit inside the continuation lines of the record just read belongs to that record
+        if ls < *record_end {
+            continue;
+        }
+        let mut sign = false;
+        if let Some(t) = tally.as_mut().filter(|_| memo_enabled()) {
+            let line = trim_cr(&buf[ls..le]);
+            let head = parse_head_with(line, learned);
+            if memo::simple(buf, le, line, &head, fw) {
+                memo::signature(&mut memo.sig, line, &head);
+                match memo.get() {
+                    Some(memo::Known::Nothing) => {
+                        *record_end = le;
+                        continue;
+                    }
+                    Some(memo::Known::Keys(ids)) => {
+                        if !t.count_ids(ids, (ls, le, no)) {
+                            out.deferred.extend(ids.iter().map(|&key| Stub {
+                                at: (ls, le),
+                                line: no,
+                                key,
+                                suppressed: 0,
+                            }));
+                        }
+                        *record_end = le;
+                        hold(out, set, cap, t, &mut next_cap);
+                        continue;
+                    }
+                    Some(memo::Known::Full) => {}
+                    None => sign = true,
+                }
+            }
+        }
+        let far = longline::window(buf, (ls, le), &hits[h0..h1], own.0, out);
+        let r = candidate(buf, ((ls, le, no), far), own, set, out, fw, tally.as_mut());
+        event_lines += r.gave as u64;
+        *record_end = r.end;
+        if let (true, Some(known), Some(t)) = (sign, r.known, tally.as_mut()) {
+            let line = trim_cr(&buf[ls..le]);
+            let head = parse_head_with(line, learned);
+            let agreed = known == memo::Known::Full || probe_agrees(set, line, &head, &known, t);
+            memo.put(if agreed { known } else { memo::Known::Full });
+        }
+        match tally.as_mut() {
+            Some(t) => hold(out, set, cap, t, &mut next_cap),
+            None => {
+                let held = (out.events.len() + out.attachments.len()) as u64;
+                if held >= next_cap {
+                    super::collapse_bursts(&mut out.events, set.nvrm_recognizers());
+                    out.cap(cap);
+                    let after = (out.events.len() + out.attachments.len()) as u64;
+                    next_cap = after.saturating_mul(2).max(next_cap);
+                }
+            }
+        }
+    }
+    if let Some(t) = tally {
+        t.finish(out);
+    }
+    event_lines
+}
+
+/// Keeps what a chunk holds bounded: past `next_cap` events, attachments and stubs, bursts are
+/// collapsed and the cap applied, and the bound doubles from what is left.
+fn hold(out: &mut ScanOutput, set: &RecognizerSet, cap: u64, t: &tally::Tally, next_cap: &mut u64) {
+    let held = (out.events.len() + out.attachments.len() + out.deferred.len()) as u64;
+    if held < *next_cap {
+        return;
+    }
+    super::collapse_bursts(&mut out.events, set.nvrm_recognizers());
+    cap_joint(&mut out.events, &mut out.deferred, t.keys(), cap);
+    super::cap_capped(&mut out.attachments, cap);
+    let after = (out.events.len() + out.attachments.len() + out.deferred.len()) as u64;
+    *next_cap = after.saturating_mul(2).max(*next_cap);
+}
+
+/// The memo's check of its masks (see [`super::memo`]): the line with its masked digits changed
+/// gives the same keys as the line.
+fn probe_agrees(
+    set: &RecognizerSet,
+    line: &[u8],
+    head: &LineHead<'_>,
+    known: &memo::Known,
+    t: &mut tally::Tally,
+) -> bool {
+    let probe = memo::probe(line, head.msg_start);
+    let full = String::from_utf8_lossy(&probe);
+    let body = normalize_body(&String::from_utf8_lossy(
+        &probe[head.msg_start.min(probe.len())..],
+    ));
+    let (drafts, used) = recognize(set, (&full, &body, head.rank), |_| (Vec::new(), Vec::new()));
+    if used {
+        return false;
+    }
+    let host = head
+        .prefix
+        .and_then(|p| p.host)
+        .or(head.host)
+        .map(String::from_utf8_lossy);
+    let got = if drafts.is_empty() {
+        memo::Known::Nothing
+    } else {
+        match t.plain_ids(&drafts, host.as_deref(), set.nvrm_recognizers()) {
+            Some(ids) => memo::Known::Keys(ids),
+            None => memo::Known::Full,
+        }
+    };
+    &got == known
+}
+
+/// Whether simple lines are memoized (`FAULTLINE_SCAN_MEMO=0` turns it off: for the tests that
+/// compare the fast path with reading every line in full).
+pub fn memo_enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("FAULTLINE_SCAN_MEMO").map_or(true, |v| v != "0"))
+}

@@ -1,0 +1,227 @@
+//! Events counted before they are built: a candidate line whose events' keys are known (see
+//! [`super::memo`]) becomes a [`Stub`] (where it is, which key) instead of an event. The events
+//! cap runs over events and stubs together, in line order, as if every stub were the event it
+//! stands for; only the stubs the cap keeps over the whole buffer are built, at the end
+//! ([`materialize`]), by reading their line again. The result is the one building every event
+//! gives.
+
+use super::candidate::candidate;
+use super::cap::{cap_plan, dense_ids};
+use super::{CapKey, Capped, Located, ScanOutput};
+use crate::events::RecognizerSet;
+use crate::formats::wrapper::FileWrappers;
+use rayon::prelude::*;
+
+/// An owned [`CapKey`].
+pub(super) type OwnedKey = (
+    Option<String>,
+    String,
+    Option<i64>,
+    Option<String>,
+    Option<i64>,
+);
+
+/// The borrowed form of an owned key.
+pub(super) fn borrowed(k: &OwnedKey) -> CapKey<'_> {
+    (k.0.as_deref(), &k.1, k.2, k.3.as_deref(), k.4)
+}
+
+/// An owned copy of a key.
+pub(super) fn owned(k: CapKey<'_>) -> OwnedKey {
+    (
+        k.0.map(str::to_string),
+        k.1.to_string(),
+        k.2,
+        k.3.map(str::to_string),
+        k.4,
+    )
+}
+
+/// One event not built yet: the line that gives it and its key.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Stub {
+    /// Start and end of the line in the scanned buffer (absolute offsets).
+    pub at: (usize, usize),
+    /// 1-based line number, relative to the output holding the stub.
+    pub line: u64,
+    /// Index of the key in the holder's key table.
+    pub key: u32,
+    /// Occurrences past the cap this one stands for.
+    pub suppressed: u64,
+}
+
+/// The events cap over `events` and `stubs` (both in line order; keys of stubs in `keys`) as one
+/// sequence in line order (see [`super::cap_by_key`]).
+pub(super) fn cap_joint(
+    events: &mut Vec<Located>,
+    stubs: &mut Vec<Stub>,
+    keys: &[OwnedKey],
+    cap: u64,
+) {
+    if stubs.is_empty() {
+        super::cap_capped(events, cap);
+        return;
+    }
+    if (events.len() + stubs.len()) as u64 <= cap.max(1) {
+        return;
+    }
+    // the merged order: Ok(event index) or Err(stub index)
+    let mut order: Vec<Result<usize, usize>> = Vec::with_capacity(events.len() + stubs.len());
+    let (mut i, mut j) = (0, 0);
+    while i < events.len() || j < stubs.len() {
+        if j >= stubs.len() || (i < events.len() && events[i].line <= stubs[j].line) {
+            order.push(Ok(i));
+            i += 1;
+        } else {
+            order.push(Err(j));
+            j += 1;
+        }
+    }
+    let ids = dense_ids(order.iter().map(|o| match *o {
+        Ok(i) => events[i].cap_key(),
+        Err(j) => Some(borrowed(&keys[stubs[j].key as usize])),
+    }));
+    let weight = |n: usize| match order[n] {
+        Ok(i) => events[i].suppressed,
+        Err(j) => stubs[j].suppressed,
+    };
+    let Some(plan) = cap_plan(&ids, cap, weight) else {
+        return;
+    };
+    for &(n, c) in &plan.add {
+        match order[n] {
+            Ok(i) => events[i].suppressed += c,
+            Err(j) => stubs[j].suppressed += c,
+        }
+    }
+    let (mut keep_e, mut keep_s) = (vec![true; events.len()], vec![true; stubs.len()]);
+    for (n, o) in order.iter().enumerate() {
+        match *o {
+            Ok(i) => keep_e[i] = plan.keep[n],
+            Err(j) => keep_s[j] = plan.keep[n],
+        }
+    }
+    retain_mask(events, &keep_e);
+    retain_mask(stubs, &keep_s);
+}
+
+fn retain_mask<T>(v: &mut Vec<T>, keep: &[bool]) {
+    let mut i = 0;
+    v.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
+}
+
+impl ScanOutput {
+    /// Moves the stubs of `p` (the output of the text that follows, `base` lines on) into this
+    /// output, its keys into this key table.
+    pub(super) fn append_stubs(&mut self, p: &mut ScanOutput, base: u64) {
+        if p.deferred.is_empty() {
+            return;
+        }
+        let mut index: super::FastMap<CapKey<'_>, u32> = self
+            .keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (borrowed(k), i as u32))
+            .collect();
+        let mut fresh: Vec<OwnedKey> = Vec::new();
+        let mut remap: Vec<u32> = Vec::with_capacity(p.keys.len());
+        for k in &p.keys {
+            let n = (self.keys.len() + fresh.len()) as u32;
+            let id = *index.entry(borrowed(k)).or_insert(n);
+            if id == n {
+                fresh.push(k.clone());
+            }
+            remap.push(id);
+        }
+        drop(index);
+        self.keys.extend(fresh);
+        self.deferred.extend(p.deferred.drain(..).map(|mut s| {
+            s.line += base;
+            s.key = remap[s.key as usize];
+            s
+        }));
+        p.keys.clear();
+    }
+
+    /// Keeps only the keys the stubs name (after a cap dropped some).
+    pub(super) fn compact_keys(&mut self) {
+        let mut remap: Vec<u32> = vec![u32::MAX; self.keys.len()];
+        let mut keys = Vec::new();
+        for s in &mut self.deferred {
+            let k = s.key as usize;
+            if remap[k] == u32::MAX {
+                remap[k] = keys.len() as u32;
+                keys.push(std::mem::take(&mut self.keys[k]));
+            }
+            s.key = remap[k];
+        }
+        self.keys = keys;
+    }
+}
+
+/// Builds the events the stubs stand for (each line read again, the lines in parallel) and puts
+/// them among the events in line order.
+pub(super) fn materialize(
+    buf: &[u8],
+    set: &RecognizerSet,
+    fw: &FileWrappers,
+    out: &mut ScanOutput,
+) {
+    if out.deferred.is_empty() {
+        return;
+    }
+    let stubs = std::mem::take(&mut out.deferred);
+    let keys = std::mem::take(&mut out.keys);
+    // the stubs of one line lie next to each other
+    let mut groups: Vec<&[Stub]> = Vec::new();
+    let mut s = 0;
+    for e in 1..=stubs.len() {
+        if e == stubs.len() || stubs[e].at != stubs[s].at {
+            groups.push(&stubs[s..e]);
+            s = e;
+        }
+    }
+    let built: Vec<Vec<Located>> = groups
+        .par_iter()
+        .map(|g| {
+            let (ls, le) = g[0].at;
+            let mut one = ScanOutput::default();
+            candidate(
+                buf,
+                ((ls, le, g[0].line), None),
+                (0, buf.len()),
+                set,
+                &mut one,
+                fw,
+                None,
+            );
+            let mut kept = Vec::with_capacity(g.len());
+            for mut l in one.events {
+                let want = l.cap_key();
+                if let Some(st) = g
+                    .iter()
+                    .find(|s| Some(borrowed(&keys[s.key as usize])) == want)
+                {
+                    l.suppressed = st.suppressed;
+                    kept.push(l);
+                }
+            }
+            debug_assert_eq!(kept.len(), g.len(), "a stub's line gave another key");
+            kept
+        })
+        .collect();
+    let events = std::mem::take(&mut out.events);
+    let mut merged = Vec::with_capacity(events.len() + stubs.len());
+    let mut rest = built.into_iter().flatten().peekable();
+    for e in events {
+        while rest.peek().is_some_and(|b| b.line < e.line) {
+            merged.extend(rest.next());
+        }
+        merged.push(e);
+    }
+    merged.extend(rest);
+    out.events = merged;
+}

@@ -1,0 +1,195 @@
+//! Counting before building: a per-chunk memo of "line signature -> the keys of the events the
+//! recognizers gave". A storm repeats a few messages millions of times; the first line of each
+//! signature in a chunk is read in full (and checked by a probe, below), the others only get
+//! their keys from the memo and are counted ([`super::tally`]) or deferred
+//! ([`super::deferred::Stub`]), never built unless the events cap keeps them.
+//!
+//! Only a *simple* line is memoized: one line (no continuation before or after, at most
+//! [`MAX_RECORD_BYTES`], no terminal escapes) with a prefix that carries its own time, whose
+//! recognizers read no context. Its events are then a function of the `Record` recognizers see:
+//! `full` (the line: read for anchors and context words only), `body` (after the prefix) and
+//! `rank`, plus the line's host. The signature holds the host, the rank, the prefix with its
+//! digits dropped, and the body with the decimal value of every `pid=` field masked:
+//! - prefix digits are its timestamps (wall, monotonic) and a program tag's pid: the time of the
+//!   record and who logged it, never part of an event's key (host and rank, which a prefix also
+//!   carries, are in the signature as parsed);
+//! - `pid=N` is the process a driver line names (NVRM Xid `pid=`, kernel `pid=`), which changes on
+//!   every line of a storm and is a detail, never a key.
+//!
+//! Both masks are checked, not assumed: the first line of a signature is read a second time with
+//! every masked digit changed, and the signature is memoized only if both readings give the same
+//! keys (otherwise every line of that signature is read in full).
+
+use super::lines::{is_continuation, is_hard_wrap, next_line, trim_cr, MIN_WRAPPED_WIDTH};
+use super::{FastBuild, FastMap, MAX_RECORD_BYTES};
+use crate::formats::wrapper::FileWrappers;
+use crate::formats::LineHead;
+use std::hash::BuildHasher;
+
+/// What the memo knows of a signature.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Known {
+    /// The recognizers gave nothing.
+    Nothing,
+    /// The events' keys (ids in the chunk's tally), distinct, each a plain event (see
+    /// [`super::tally::Tally::count`]).
+    Keys(Vec<u32>),
+    /// Read every line in full (the probe disagreed, or the events need more than their line).
+    Full,
+}
+
+/// Signatures with the same hash, each with what is known of it.
+type Bucket = Vec<(Box<[u8]>, Known)>;
+
+/// Signatures met in one chunk.
+#[derive(Default)]
+pub(super) struct Memo {
+    map: FastMap<u64, Bucket>,
+    len: usize,
+    hasher: FastBuild,
+    /// The signature being read (reused).
+    pub sig: Vec<u8>,
+}
+
+/// Signatures one chunk remembers at most (a log of distinct lines stops learning there).
+const MAX_SIGNATURES: usize = 16 * 1024;
+
+impl Memo {
+    /// What is known of the signature in `self.sig`.
+    pub(super) fn get(&self) -> Option<&Known> {
+        let h = self.hasher.hash_one(&self.sig[..]);
+        self.map
+            .get(&h)?
+            .iter()
+            .find(|(s, _)| s[..] == self.sig[..])
+            .map(|(_, k)| k)
+    }
+
+    /// Remembers `known` for the signature in `self.sig`.
+    pub(super) fn put(&mut self, known: Known) {
+        if self.len >= MAX_SIGNATURES {
+            return;
+        }
+        let h = self.hasher.hash_one(&self.sig[..]);
+        self.map
+            .entry(h)
+            .or_default()
+            .push((self.sig.clone().into_boxed_slice(), known));
+        self.len += 1;
+    }
+}
+
+/// Whether the candidate line ending at `le` (`line`, without its CR) is a simple record (see the
+/// module doc): exactly the records whose events `candidate` reads from the line alone.
+pub(super) fn simple(
+    buf: &[u8],
+    le: usize,
+    line: &[u8],
+    head: &LineHead<'_>,
+    fw: &FileWrappers,
+) -> bool {
+    if line.len() > MAX_RECORD_BYTES
+        || head.prefix.is_none_or(|p| p.stamp.is_empty())
+        || memchr::memchr(b'\x1b', line).is_some()
+        || is_continuation(line)
+    {
+        return false;
+    }
+    let Some((ns, ne)) = next_line(buf, le) else {
+        return true;
+    };
+    let next = trim_cr(&buf[ns..ne]);
+    let wrapped = fw.mostly_wrapped && head.wrapped;
+    let hard_wrap = wrapped && line.len() >= MIN_WRAPPED_WIDTH && is_hard_wrap(next, fw);
+    !hard_wrap && !is_continuation(next)
+}
+
+fn pid_finder() -> &'static memchr::memmem::Finder<'static> {
+    static F: std::sync::OnceLock<memchr::memmem::Finder<'static>> = std::sync::OnceLock::new();
+    F.get_or_init(|| memchr::memmem::Finder::new(b"pid="))
+}
+
+/// The masked spans of `line` (see the module doc), as (start, end) offsets in order: each digit
+/// run of the prefix and the digits of each `pid=` value in the body.
+fn masked(line: &[u8], msg_start: usize, mut f: impl FnMut(usize, usize)) {
+    let ms = msg_start.min(line.len());
+    let mut i = 0;
+    while i < ms {
+        if line[i].is_ascii_digit() {
+            let n = line[i..ms]
+                .iter()
+                .take_while(|c| c.is_ascii_digit())
+                .count();
+            f(i, i + n);
+            i += n;
+        } else {
+            i += 1;
+        }
+    }
+    let mut from = ms;
+    for p in pid_finder().find_iter(&line[ms..]) {
+        let v = ms + p + 4;
+        if v < from {
+            continue;
+        }
+        let n = line[v..].iter().take_while(|c| c.is_ascii_digit()).count();
+        if n > 0 {
+            f(v, v + n);
+        }
+        from = v + n;
+    }
+}
+
+/// Writes the signature of a simple line into `sig`: host, rank, then the line with each masked
+/// digit run written as one 0xfe byte (so `pid=7` and `pid=12345` sign alike) and 0xff where
+/// the message starts.
+pub(super) fn signature(sig: &mut Vec<u8>, line: &[u8], head: &LineHead<'_>) {
+    sig.clear();
+    let host = head.prefix.and_then(|p| p.host).or(head.host);
+    match host {
+        Some(h) => {
+            sig.push(1);
+            sig.extend_from_slice(h);
+        }
+        None => sig.push(0),
+    }
+    sig.push(0xff);
+    match head.rank {
+        Some(r) => {
+            sig.push(1);
+            sig.extend_from_slice(&r.to_le_bytes());
+        }
+        None => sig.push(0),
+    }
+    let ms = head.msg_start.min(line.len());
+    let mut from = 0;
+    let mut body_mark = false;
+    masked(line, ms, |s, e| {
+        if !body_mark && s >= ms {
+            sig.extend_from_slice(&line[from..ms]);
+            sig.push(0xff);
+            from = ms;
+            body_mark = true;
+        }
+        sig.extend_from_slice(&line[from..s]);
+        sig.push(0xfe);
+        from = e;
+    });
+    if !body_mark {
+        sig.extend_from_slice(&line[from..ms.max(from)]);
+        sig.push(0xff);
+        from = from.max(ms);
+    }
+    sig.extend_from_slice(&line[from..]);
+}
+
+/// The probe of the masks: `line` with every masked digit changed (d -> d + 1 mod 10).
+pub(super) fn probe(line: &[u8], msg_start: usize) -> Vec<u8> {
+    let mut p = line.to_vec();
+    masked(line, msg_start, |s, e| {
+        for c in &mut p[s..e] {
+            *c = b'0' + (*c - b'0' + 1) % 10;
+        }
+    });
+    p
+}

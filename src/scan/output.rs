@@ -1,0 +1,110 @@
+//! What scanning gives, and how outputs of consecutive text are put together.
+
+use super::deferred::cap_joint;
+use super::{cap_capped, ScanOutput};
+
+impl ScanOutput {
+    /// Applies the events cap ([`cap_by_key`]) to the events (progress samples are never
+    /// capped) and the attachments.
+    pub fn cap(&mut self, cap: u64) {
+        cap_joint(&mut self.events, &mut self.deferred, &self.keys, cap);
+        cap_capped(&mut self.attachments, cap);
+        if !self.deferred.is_empty() {
+            self.compact_keys();
+        }
+    }
+
+    /// Total occurrences past the cap, over all events.
+    pub fn suppressed(&self) -> u64 {
+        self.events.iter().map(|e| e.suppressed).sum()
+    }
+
+    /// Appends the output of the text that follows this one (line numbers shift by our lines).
+    pub fn append(&mut self, mut p: ScanOutput) {
+        let base = self.lines;
+        for e in p.events.iter_mut().chain(p.attachments.iter_mut()) {
+            e.line += base;
+        }
+        self.events.append(&mut p.events);
+        self.attachments.append(&mut p.attachments);
+        self.append_stubs(&mut p, base);
+        self.boot_lines
+            .extend(p.boot_lines.iter().map(|l| l + base));
+        self.lines += p.lines;
+        self.recognized += p.recognized;
+        self.long_lines += p.long_lines;
+        self.lost_anchors += p.lost_anchors;
+        for (a, b) in self.shapes.iter_mut().zip(p.shapes) {
+            *a += b;
+        }
+        self.thin_progress();
+    }
+
+    /// Keeps memory bounded on endless progress output: past [`MAX_PROGRESS_SAMPLES`] trainer
+    /// progress samples, every other one is dropped (repeatedly, so at most the cap remain, spread
+    /// evenly over the input and always keeping the last); the series keep their shape.
+    pub fn thin_progress(&mut self) {
+        self.thin_progress_to(MAX_PROGRESS_SAMPLES);
+    }
+
+    /// Whether the next progress sample is kept: one in `progress_stride`; when more than
+    /// [`CHUNK_PROGRESS_SAMPLES`] are kept, every other kept one goes and the stride doubles, so
+    /// the kept samples stay evenly spread over the text scanned so far.
+    pub fn admit_progress(&mut self) -> bool {
+        let stride = self.progress_stride.max(1);
+        let keep = self.progress_seen % stride == 0;
+        self.progress_seen += 1;
+        if !keep {
+            return false;
+        }
+        if self.progress_kept + 1 > CHUNK_PROGRESS_SAMPLES {
+            let mut ordinal = 0usize;
+            self.events.retain(|e| {
+                if e.draft.kind != "progress" {
+                    return true;
+                }
+                ordinal += 1;
+                ordinal % 2 == 1
+            });
+            self.progress_kept = ordinal.div_ceil(2);
+            self.progress_stride = stride * 2;
+            self.events.shrink_to_fit();
+            // the sample at hand was admitted under the old stride: keep it only if the new one does
+            let keep_now = (self.progress_seen - 1) % self.progress_stride == 0;
+            if keep_now {
+                self.progress_kept += 1;
+            }
+            return keep_now;
+        }
+        self.progress_kept += 1;
+        true
+    }
+
+    /// Thins the progress samples to at most `cap` (see [`ScanOutput::thin_progress`]).
+    pub fn thin_progress_to(&mut self, cap: usize) {
+        let count = self
+            .events
+            .iter()
+            .filter(|e| e.draft.kind == "progress")
+            .count();
+        if count <= cap.max(1) {
+            return;
+        }
+        let stride = count.div_ceil(cap.max(1)).next_power_of_two();
+        let mut ordinal = 0usize;
+        self.events.retain(|e| {
+            if e.draft.kind != "progress" {
+                return true;
+            }
+            ordinal += 1;
+            ordinal % stride == 0 || ordinal == count
+        });
+        self.events.shrink_to_fit();
+    }
+}
+
+/// Progress samples one chunk holds at most while scanning (see [`ScanOutput::admit_progress`]).
+pub(super) const CHUNK_PROGRESS_SAMPLES: usize = 8192;
+
+/// The most trainer progress samples kept per input (see [`ScanOutput::thin_progress`]).
+pub const MAX_PROGRESS_SAMPLES: usize = 20_000;
