@@ -74,7 +74,12 @@ impl Stream {
         let start = buf.len();
         while buf.len() - start < max {
             let at = buf.len();
-            buf.resize(at + STEP.min(max - (at - start)), 0);
+            // the step grows with what was read (64 KiB, then doubling up to STEP): a small input
+            // does not pay for zeroing a 4 MiB buffer it never fills
+            let step = STEP
+                .min(max - (at - start))
+                .min((self.read as usize).max(64 << 10));
+            buf.resize(at + step, 0);
             let r = self.reader.read(&mut buf[at..]);
             let got = *r.as_ref().unwrap_or(&0);
             let kept = self.admit(got);
