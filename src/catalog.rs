@@ -135,7 +135,7 @@ pub struct KindEntry {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct CatalogFile {
+pub(crate) struct CatalogFile {
     #[serde(default)]
     meta: Option<Meta>,
     #[serde(default)]
@@ -207,8 +207,10 @@ impl Catalog {
         BUILTIN
             .get_or_init(|| {
                 let mut c = Catalog::default();
-                c.overlay(BUILTIN_CATALOG)
-                    .expect("the embedded catalog is valid (checked by tests)");
+                c.merge(crate::embedded::load(
+                    crate::embedded::CATALOG,
+                    "data/catalog.toml",
+                ));
                 c
             })
             .clone()
@@ -216,7 +218,12 @@ impl Catalog {
 
     /// Adds or replaces entries from a TOML text with the same schema.
     pub fn overlay(&mut self, text: &str) -> Result<(), toml::de::Error> {
-        let f: CatalogFile = toml::from_str(text)?;
+        self.merge(toml::from_str(text)?);
+        Ok(())
+    }
+
+    /// Adds or replaces the entries of one file.
+    fn merge(&mut self, f: CatalogFile) {
         if let Some(m) = f.meta {
             self.meta = m;
         }
@@ -238,7 +245,6 @@ impl Catalog {
         for l in f.layer {
             self.layers.insert(l.name, l);
         }
-        Ok(())
     }
 
     /// Layer and severity for an event of `kind` with an optional code.

@@ -6,6 +6,7 @@
 //! cause) → [`report`] (text, JSON, Markdown).
 
 pub mod catalog;
+mod embedded;
 pub mod events;
 pub mod explain;
 pub mod fleet;

@@ -253,7 +253,7 @@ pub struct SlowdownCause {
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RulesFile {
+pub(crate) struct RulesFile {
     #[serde(default)]
     grouping: Option<Grouping>,
     #[serde(default)]
@@ -295,11 +295,10 @@ impl RuleSet {
     /// Built-in rules plus user files (same id replaces, new ids go first so they take priority).
     pub fn load(extra: &[String]) -> Result<RuleSet, toml::de::Error> {
         // the built-in rules are parsed once per process (one load per analysis or bundle)
-        static BUILTIN: std::sync::OnceLock<Result<RulesFile, toml::de::Error>> =
-            std::sync::OnceLock::new();
+        static BUILTIN: std::sync::OnceLock<RulesFile> = std::sync::OnceLock::new();
         let base: RulesFile = BUILTIN
-            .get_or_init(|| toml::from_str(BUILTIN_RULES))
-            .clone()?;
+            .get_or_init(|| crate::embedded::load(crate::embedded::RULES, "data/rules.toml"))
+            .clone();
         let mut set = RuleSet {
             grouping: base.grouping.unwrap_or(Grouping {
                 gap_s: 1800,

@@ -458,15 +458,12 @@ impl Nvrm {
     /// The built-in knowledge, compiled once per process.
     pub fn builtin() -> &'static Nvrm {
         static CACHE: std::sync::OnceLock<Nvrm> = std::sync::OnceLock::new();
-        CACHE.get_or_init(|| {
-            let file: NvrmFile = toml::from_str(BUILTIN_NVRM).expect("data/nvrm.toml parses");
-            Nvrm::compile(file).expect("data/nvrm.toml compiles")
-        })
+        CACHE.get_or_init(|| Nvrm::compile(Nvrm::builtin_file()).expect("data/nvrm.toml compiles"))
     }
 
-    /// The built-in data as written.
+    /// The built-in data (as the build embedded it, see [`crate::embedded`]).
     pub fn builtin_file() -> NvrmFile {
-        toml::from_str(BUILTIN_NVRM).expect("data/nvrm.toml parses")
+        crate::embedded::load(crate::embedded::NVRM, "data/nvrm.toml")
     }
 
     /// A reason of initialization failures by its id.

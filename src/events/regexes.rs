@@ -1,6 +1,5 @@
 //! The recognizers' regexes: built-in ones compiled on first use, user ones at load.
 
-use super::{RecognizerFile, BUILTIN_FILES};
 use regex::Regex;
 use std::collections::BTreeMap;
 
@@ -24,22 +23,16 @@ impl RegexRef {
 }
 
 /// The built-in recognizers' regexes by source text, each compiled on first use.
-pub(super) fn builtin() -> &'static BTreeMap<String, std::sync::OnceLock<Option<Regex>>> {
-    static CACHE: std::sync::OnceLock<BTreeMap<String, std::sync::OnceLock<Option<Regex>>>> =
+pub(super) fn builtin() -> &'static BTreeMap<&'static str, std::sync::OnceLock<Option<Regex>>> {
+    static CACHE: std::sync::OnceLock<BTreeMap<&'static str, std::sync::OnceLock<Option<Regex>>>> =
         std::sync::OnceLock::new();
     CACHE.get_or_init(|| {
-        let mut m = BTreeMap::new();
-        for f in BUILTIN_FILES
+        super::load::builtin_files()
             .iter()
-            .filter_map(|t| toml::from_str::<RecognizerFile>(t).ok())
-        {
-            for d in f.recognizer {
-                if let Some(src) = d.regex {
-                    m.insert(src, std::sync::OnceLock::new());
-                }
-            }
-        }
-        m
+            .flat_map(|f| &f.recognizer)
+            .filter_map(|d| d.regex.as_deref())
+            .map(|src| (src, std::sync::OnceLock::new()))
+            .collect()
     })
 }
 

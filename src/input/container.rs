@@ -71,7 +71,12 @@ impl Stream {
         let start = buf.len();
         while !self.done && buf.len() - start < max {
             let at = buf.len();
-            buf.resize(at + STEP.min(max - (at - start)), 0);
+            // the step grows with what was read (64 KiB, then doubling up to STEP): a small input
+            // does not pay for zeroing a 4 MiB buffer it never fills
+            let step = STEP
+                .min(max - (at - start))
+                .min((self.read as usize).max(64 << 10));
+            buf.resize(at + step, 0);
             let n = self.fill_slice(&mut buf[at..]);
             buf.truncate(at + n);
         }

@@ -1,0 +1,64 @@
+//! What recognizers work on and give: the candidate record and the event draft.
+
+use crate::model::{Layer, LineStamp, Severity};
+use std::collections::BTreeMap;
+
+/// An event before the timeline stage fills in input, line and time.
+#[derive(Clone, Debug, Default)]
+pub struct Draft {
+    /// Kind.
+    pub kind: String,
+    /// Code.
+    pub code: Option<i64>,
+    /// GPU id.
+    pub gpu: Option<String>,
+    /// Rank.
+    pub rank: Option<i64>,
+    /// Host named inside the record.
+    pub host: Option<String>,
+    /// Layer override.
+    pub layer: Option<Layer>,
+    /// Severity override.
+    pub severity: Option<Severity>,
+    /// Time named inside the record.
+    pub stamp: Option<LineStamp>,
+    /// Details.
+    pub attrs: BTreeMap<String, String>,
+    /// Derived from another event of the same line.
+    pub derived: bool,
+    /// Captures to merge into an earlier event of this kind.
+    pub attach_to: Option<String>,
+    /// Recognizer id.
+    pub recognizer: String,
+    /// Seen by the BMC (see [`RecognizerDef::bmc`]).
+    pub bmc: bool,
+    /// Catalog table of the code (see [`RecognizerDef::code_table`]).
+    pub code_table: Option<String>,
+    /// Heads a kernel report (see [`RecognizerDef::report`]).
+    pub report: bool,
+}
+
+impl Draft {
+    /// A draft of `kind`.
+    pub fn new(kind: &str) -> Draft {
+        Draft {
+            kind: kind.to_string(),
+            ..Draft::default()
+        }
+    }
+}
+
+/// A candidate record handed to recognizers.
+#[derive(Debug)]
+pub struct Record<'a> {
+    /// The whole record with its prefix (anchors are looked for here).
+    pub full: &'a str,
+    /// Message text after the line prefix, continuation lines joined with `\n`, rsyslog escapes undone.
+    pub body: &'a str,
+    /// Up to 8 raw lines before the record, oldest first.
+    pub preceding: &'a [String],
+    /// Up to 8 raw lines after the record.
+    pub following: &'a [String],
+    /// Rank named by a launcher prefix.
+    pub rank: Option<i64>,
+}

@@ -1,0 +1,307 @@
+//! The recognizer set at work: which recognizers own an anchor, running them on a record
+//! (specific before generic) and settling the drafts of one record.
+
+use super::{aer, cper, job, ntstatus, nvrm, regexes, verbs, xid};
+use super::{Draft, Prefilter, RecognizerDef, Record, TraceDef};
+use crate::model::LineStamp;
+use aho_corasick::AhoCorasick;
+use regex::Regex;
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+/// One recognizer ready to run: its definition (borrowed from the built-in files, or the
+/// user's) and its regex.
+pub(super) struct Compiled {
+    pub(super) def: Cow<'static, RecognizerDef>,
+    pub(super) regex: Option<regexes::RegexRef>,
+}
+
+/// All recognizers, with the anchor automaton of the prefilter.
+pub struct RecognizerSet {
+    pub(super) compiled: Vec<Compiled>,
+    /// Aho-Corasick automaton over every anchor (overlapping search on candidate records).
+    pub automaton: AhoCorasick,
+    /// The smallest set of literals that covers every anchor (anchors that contain another
+    /// anchor are dropped), searched in whole buffers to find candidate lines.
+    pub prefilter: Prefilter,
+    /// The prefilter's literals.
+    pub prefilter_literals: Vec<String>,
+    /// For each automaton pattern, the recognizers that own it.
+    pub(super) anchor_owners: Vec<Vec<usize>>,
+    /// The anchor literals in automaton order.
+    pub anchors: Vec<String>,
+    pub(super) xid_derived: BTreeMap<i64, Vec<String>>,
+    /// How call traces name layers (the last `[trace]` table given wins).
+    pub trace: TraceDef,
+    /// The verbs table (`ibv_wc_status`, `ibv_event_type`); later entries win.
+    pub ib_verbs: Vec<verbs::VerbsEntry>,
+    /// The Windows NTSTATUS table (exit statuses); later entries win.
+    pub ntstatus: Vec<ntstatus::NtStatus>,
+    /// The NVRM knowledge (built-in, or with the user's `[nvrm]` tables).
+    pub(super) nvrm: NvrmKnowledge,
+    /// Ids of the recognizers with the `nvrm` parser.
+    pub(super) nvrm_ids: Vec<String>,
+}
+
+/// The NVRM knowledge a set runs with.
+pub(super) enum NvrmKnowledge {
+    Builtin,
+    User(Box<nvrm::Nvrm>),
+}
+
+/// The most drafts one `every_match` recognizer takes from one record.
+pub const MAX_MATCHES_PER_RECORD: usize = 256;
+
+/// A draft from one regex match: named captures fill the draft's fields or its details.
+fn draft_from(def: &RecognizerDef, re: &Regex, caps: &regex::Captures<'_>) -> Draft {
+    let mut d = Draft::new(&def.kind);
+    for name in re.capture_names().flatten() {
+        let Some(m) = caps.name(name) else { continue };
+        let v = m.as_str().trim();
+        match name {
+            "gpu" => d.gpu = crate::ids::normalize_bdf(v).or_else(|| Some(v.to_string())),
+            "busid" => d.gpu = crate::ids::nccl_bus_id(v),
+            "code" => d.code = v.parse().ok(),
+            "rank" => d.rank = v.parse().ok(),
+            "host" => d.host = Some(v.to_string()),
+            // a time written inside the message (`CANCELLED AT 2024-05-01T12:00:00`)
+            "stamp" => {
+                if let Some((ws, _)) = crate::formats::time::iso_datetime(v.as_bytes()) {
+                    d.stamp = Some(LineStamp {
+                        wall: Some(ws),
+                        mono_us: None,
+                    });
+                }
+                d.attrs.insert("at".to_string(), v.to_string());
+            }
+            _ => {
+                d.attrs.insert(name.to_string(), v.to_string());
+            }
+        }
+    }
+    if d.code.is_none() {
+        d.code = def.code;
+    }
+    for (k, v) in &def.details {
+        d.attrs.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    d.attach_to = def.attach_to.clone();
+    d.code_table = def.code_table.clone();
+    d
+}
+
+impl RecognizerSet {
+    /// Number of recognizers.
+    pub fn len(&self) -> usize {
+        self.compiled.len()
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.compiled.is_empty()
+    }
+
+    /// True when recognizer `idx` reads the lines around the record `full` (its parser needs
+    /// them: AER headers, torchrun reports, NVRM initialization failures).
+    pub fn needs_context(&self, idx: usize, full: &str) -> bool {
+        match self.compiled[idx].def.parser.as_deref() {
+            Some("aer" | "torchrun_failure" | "cper") => true,
+            Some("nvrm") => self.nvrm().needs_context(full),
+            _ => false,
+        }
+    }
+
+    /// The NVRM knowledge the `nvrm` parser runs with.
+    pub fn nvrm(&self) -> &nvrm::Nvrm {
+        match &self.nvrm {
+            NvrmKnowledge::Builtin => nvrm::Nvrm::builtin(),
+            NvrmKnowledge::User(k) => k,
+        }
+    }
+
+    /// Ids of the recognizers with the `nvrm` parser.
+    pub fn nvrm_recognizers(&self) -> &[String] {
+        &self.nvrm_ids
+    }
+
+    /// Specific before generic, for the drafts of one record: an `nvrm` draft of the generic kind
+    /// is dropped when another recognizer said something about the record (an event or an
+    /// attachment), and an `nvrm` draft of a kind another recognizer already gave adds its
+    /// details to that draft instead of standing alone.
+    pub fn settle(&self, drafts: &mut Vec<Draft>) {
+        if self.nvrm_ids.is_empty() || drafts.len() < 2 {
+            return;
+        }
+        let is_nvrm = |d: &Draft| self.nvrm_ids.contains(&d.recognizer);
+        if !drafts.iter().any(is_nvrm) || !drafts.iter().any(|d| !is_nvrm(d)) {
+            return;
+        }
+        let mut i = 0;
+        while i < drafts.len() {
+            if !is_nvrm(&drafts[i]) {
+                i += 1;
+                continue;
+            }
+            if drafts[i].kind == nvrm::GENERIC_KIND {
+                drafts.remove(i);
+                continue;
+            }
+            let kind = drafts[i].kind.clone();
+            if let Some(j) = drafts
+                .iter()
+                .position(|d| !is_nvrm(d) && d.kind == kind && d.attach_to.is_none())
+            {
+                let d = drafts.remove(i);
+                let target = if j > i { j - 1 } else { j };
+                let t = &mut drafts[target];
+                for (k, v) in d.attrs {
+                    t.attrs.entry(k).or_insert(v);
+                }
+                if t.gpu.is_none() {
+                    t.gpu = d.gpu;
+                }
+                continue;
+            }
+            i += 1;
+        }
+    }
+
+    /// How many lines after a record recognizer `idx` reads (a firmware error record spans many,
+    /// with other lines between them).
+    pub fn context_after(&self, idx: usize) -> usize {
+        match self.compiled[idx].def.parser.as_deref() {
+            Some("cper") => cper::MAX_RECORD_LINES,
+            _ => 8,
+        }
+    }
+
+    /// The recognizers owning automaton pattern `p`.
+    pub fn owners(&self, p: usize) -> &[usize] {
+        &self.anchor_owners[p]
+    }
+
+    /// True when recognizer `idx` is a catch-all ([`RecognizerDef::generic`]).
+    pub fn is_generic(&self, idx: usize) -> bool {
+        self.compiled[idx].def.generic
+    }
+
+    /// True when the recognizer with this id is a catch-all.
+    pub fn is_generic_id(&self, id: &str) -> bool {
+        self.compiled
+            .iter()
+            .any(|c| c.def.id == id && c.def.generic)
+    }
+
+    /// The id of a benign recognizer whose anchor and regex match `text`, if any.
+    pub fn benign_for(&self, text: &str) -> Option<&str> {
+        self.compiled
+            .iter()
+            .filter(|c| c.def.benign.is_some())
+            .find(|c| {
+                c.def.anchors.iter().any(|a| text.contains(a.as_str()))
+                    && c.regex
+                        .as_ref()
+                        .and_then(regexes::RegexRef::get)
+                        .is_some_and(|re| re.is_match(text))
+            })
+            .map(|c| c.def.id.as_str())
+    }
+
+    /// Runs every recognizer of `owners` on a record, the specific ones first; the generic ones
+    /// only when no specific one gave an event or claimed the record as benign.
+    pub fn apply_all(&self, owners: &[usize], rec: &Record<'_>, out: &mut Vec<Draft>) {
+        let mut claimed = false;
+        for &o in owners.iter().filter(|&&o| !self.is_generic(o)) {
+            claimed |= self.apply(o, rec, out);
+        }
+        if claimed || out.iter().any(|d| d.attach_to.is_none()) {
+            return;
+        }
+        for &o in owners.iter().filter(|&&o| self.is_generic(o)) {
+            self.apply(o, rec, out);
+        }
+    }
+
+    /// Runs recognizer `idx` on a record; returns whether it claimed the record as benign.
+    pub fn apply(&self, idx: usize, rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
+        let c = &self.compiled[idx];
+        let def = &c.def;
+        if def.exclude.iter().any(|x| rec.body.contains(x.as_str())) {
+            return false;
+        }
+        if !def.anchors.iter().any(|a| rec.full.contains(a.as_str())) {
+            return false;
+        }
+        if def.benign.is_some() {
+            return c
+                .regex
+                .as_ref()
+                .and_then(regexes::RegexRef::get)
+                .is_some_and(|re| re.is_match(rec.body));
+        }
+        let start = out.len();
+        match def.parser.as_deref() {
+            Some("xid") => {
+                xid::xid_drafts(rec.body, &self.xid_derived, out);
+            }
+            Some("sxid") => {
+                xid::sxid_drafts(rec.body, out);
+            }
+            Some("aer") => {
+                aer::aer_drafts(rec, out);
+            }
+            Some("torchrun_failure") => {
+                job::torchrun_failure(rec, out);
+            }
+            Some("nccl_ib" | "ib_verbs") => {
+                verbs::ib_drafts(rec, &self.ib_verbs, out);
+            }
+            Some("cper") => {
+                cper::cper_drafts(rec, out);
+            }
+            Some("nvrm") => {
+                nvrm::nvrm_drafts(self.nvrm(), rec, out);
+            }
+            _ => {
+                let Some(re) = c.regex.as_ref().and_then(regexes::RegexRef::get) else {
+                    return false;
+                };
+                if def.every_match {
+                    let all: Vec<regex::Captures<'_>> = re.captures_iter(rec.body).collect();
+                    let n = all.len();
+                    let keep = n.min(MAX_MATCHES_PER_RECORD);
+                    for k in 0..keep {
+                        // spread evenly, always keeping the last match
+                        let i = if keep == n { k } else { (k + 1) * n / keep - 1 };
+                        let mut d = draft_from(def, re, &all[i]);
+                        d.attrs.insert("segment".into(), i.to_string());
+                        if let Some(m) = all[i].get(0) {
+                            d.attrs.insert("text".into(), m.as_str().trim().to_string());
+                        }
+                        out.push(d);
+                    }
+                } else if let Some(caps) = re.captures(rec.body) {
+                    out.push(draft_from(def, re, &caps));
+                }
+            }
+        }
+        for d in &mut out[start..] {
+            d.recognizer = def.id.clone();
+            d.bmc = def.bmc;
+            d.report = def.report;
+            if d.rank.is_none() {
+                d.rank = rec.rank;
+            }
+            ntstatus::annotate(&self.ntstatus, d);
+            if !d.derived {
+                if d.layer.is_none() {
+                    d.layer = def.layer;
+                }
+                if d.severity.is_none() {
+                    d.severity = def.severity;
+                }
+            }
+        }
+        false
+    }
+}
