@@ -464,13 +464,9 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
     for (r, pv) in results.iter_mut().zip(pend) {
         let attachments = std::mem::take(&mut r.attachments);
         for (e, p) in r.events.drain(..).zip(pv) {
-            let host = e
-                .host
-                .clone()
-                .or_else(|| r.host.clone())
-                .map(|h| short_host(&h));
+            let host = e.host.as_deref().or(r.host.as_deref()).map(short_host);
             let gpu_uuid = match (&host, &e.gpu) {
-                (Some(h), Some(g)) => identities
+                (Some(h), Some(g)) if !identities.is_empty() => identities
                     .get(&(h.clone(), g.clone()))
                     .and_then(|x| x.0.clone()),
                 _ => None,
