@@ -4,7 +4,7 @@ use super::common::{
     load_knowledge, parse_fail_on, parse_tz, print_warnings, redaction_key, time_options, CapArgs,
     RedactArgs,
 };
-use super::output::{extension, output_path, write_output};
+use super::output::{extension, output_path, write_output, write_output_with};
 use clap::{Args, ValueEnum};
 use faultline::{report, Options};
 use std::io::IsTerminal;
@@ -163,12 +163,41 @@ fn analyze(a: AnalyzeArgs, timeline_only: bool) -> Result<ExitCode, ExitCode> {
         )));
     }
     note_empty_stdin(&mut analysis, a.quiet);
-    let mut rep = report::json::build(&analysis, &knowledge.catalog);
+    // the report takes the events' texts over (the analysis keeps their counts and places)
+    let mut rep = report::json::build_taking(&mut analysis, &knowledge.catalog);
     // --redact: a pass over the report's values, before any format renders them
     if let Some(r) = &redactor {
         r.report(&mut rep);
     }
-    let mut text = render(format, timeline_only, &rep, &knowledge);
+    let outcome = if format == OutFormat::Json && !timeline_only {
+        // streamed into the output: a report of many events is never held whole in memory
+        write_output_with(a.output.as_deref(), &a.paths, |w| {
+            report::json::write(&rep, w)
+        })
+    } else {
+        write_text(&a, format, timeline_only, &rep, &knowledge)
+    };
+    if let Err(e) = outcome {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            return Err(usage_error(&format!("cannot write the report: {e}")));
+        }
+    }
+    // the process ends here: freeing every event one by one would only cost time
+    std::mem::forget(rep);
+    let code = exit_code(&analysis, &fail_on, a.quiet);
+    std::mem::forget(analysis);
+    code
+}
+
+/// Renders a report other than the JSON one, fitted and coloured for a terminal, and writes it.
+fn write_text(
+    a: &AnalyzeArgs,
+    format: OutFormat,
+    timeline_only: bool,
+    rep: &report::json::Report,
+    knowledge: &faultline::Knowledge,
+) -> std::io::Result<()> {
+    let mut text = render(format, timeline_only, rep, knowledge);
     let to_stdout = output_path(a.output.as_deref()).is_none();
     // on a terminal, the text report fits its width (before colour, which adds no width)
     if let Some(w) = (format == OutFormat::Text && to_stdout)
@@ -178,14 +207,19 @@ fn analyze(a: AnalyzeArgs, timeline_only: bool) -> Result<ExitCode, ExitCode> {
         text = super::wrap::wrap(&text, w);
     }
     if format == OutFormat::Text && a.color.enabled(to_stdout) {
-        text = super::color::paint(&text, &rep);
+        text = super::color::paint(&text, rep);
     }
-    if let Err(e) = write_output(a.output.as_deref(), &text, &a.paths) {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            return Err(usage_error(&format!("cannot write the report: {e}")));
-        }
-    }
-    if let Some(why) = nothing_recognized(&analysis, a.quiet) {
+    write_output(a.output.as_deref(), &text, &a.paths)
+}
+
+/// The exit status once the report is written: a usage error when nothing was recognized, 1 when
+/// an incident's layer is one of `--fail-on`.
+fn exit_code(
+    analysis: &faultline::Analysis,
+    fail_on: &[faultline::model::Layer],
+    quiet: bool,
+) -> Result<ExitCode, ExitCode> {
+    if let Some(why) = nothing_recognized(analysis, quiet) {
         return Err(usage_error(&why));
     }
     let matched = analysis

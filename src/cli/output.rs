@@ -99,10 +99,20 @@ pub(super) fn write_output(
     text: &str,
     inputs: &[String],
 ) -> std::io::Result<()> {
+    write_output_with(path, inputs, |w| w.write_all(text.as_bytes()))
+}
+
+/// [`write_output`] with the content streamed by `write` (through a buffer) instead of held in
+/// one string: a large JSON report is serialized straight into its destination.
+pub(super) fn write_output_with(
+    path: Option<&str>,
+    inputs: &[String],
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     match output_path(path) {
         None => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())?;
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+            write(&mut out)?;
             out.flush()
         }
         Some(p) => {
@@ -146,7 +156,7 @@ pub(super) fn write_output(
                     .write(true)
                     .create_new(true)
                     .open(&tmp);
-                let mut file = match file {
+                let file = match file {
                     Ok(f) => f,
                     Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                         last_err = Some(e);
@@ -155,9 +165,10 @@ pub(super) fn write_output(
                     Err(e) => return Err(e),
                 };
                 guard_temp_file(&tmp);
-                let written = file
-                    .write_all(text.as_bytes())
-                    .and_then(|_| file.sync_all())
+                let mut buf = std::io::BufWriter::with_capacity(1 << 16, file);
+                let written = write(&mut buf)
+                    .and_then(|_| buf.into_inner().map_err(|e| e.into_error()))
+                    .and_then(|f| f.sync_all())
                     .map(|_| hold_for_tests())
                     .and_then(|_| std::fs::rename(&tmp, target));
                 if written.is_err() {

@@ -328,23 +328,7 @@ fn judge(
             }
         },
     };
-    // the cause's kinds on its host (also below the cause's severity) come before, not after
-    let is_cause = |i: usize| {
-        preceded.is_some_and(|(p, e)| {
-            p.kinds.contains(&events[i].kind) && events[i].host == events[e].host
-        })
-    };
-    let mut consequences: BTreeMap<String, u64> = BTreeMap::new();
-    for &i in &members {
-        if Some(i) != v.primary
-            && !is_cause(i)
-            && (rules.is_consequence(&events[i])
-                || v.primary
-                    .is_some_and(|p| events[p].layer != events[i].layer))
-        {
-            *consequences.entry(events[i].kind.clone()).or_default() += events[i].weight();
-        }
-    }
+    let consequences = consequences_of(&members, events, rules, v.primary, preceded);
     let evidence = evidence_of(
         v.primary,
         cause,
@@ -353,8 +337,75 @@ fn judge(
         events,
         rules,
     );
-    let mut summary = v.summary;
-    if let Some((_, Some(why))) = &picked {
+    let why = picked.as_ref().and_then(|(_, why)| why.as_deref());
+    let summary = full_summary(&v, why, &consequences, events, rules, job);
+    Incident {
+        id: String::new(),
+        events: members,
+        primary: v.primary,
+        rule: v.rule,
+        layer: v.layer,
+        confidence: (v.confidence.clamp(0.05, 0.99) * 100.0).round() / 100.0,
+        summary,
+        evidence,
+        responsibility: v.responsibility,
+        alternatives,
+        actions: v.actions,
+        hosts: t.hosts.into_iter().collect(),
+        gpus: t.gpus.into_iter().collect(),
+        ranks: t.ranks.into_iter().collect(),
+        consequences,
+        counts: t.counts,
+        severity,
+        missing,
+        slowdown: None,
+    }
+}
+
+/// Consequence counts by kind: members other than the primary (and the cause a rule named, with
+/// its kinds on its host) that are consequences or lie in another layer than the primary.
+fn consequences_of(
+    members: &[usize],
+    events: &[Event],
+    rules: &RuleSet,
+    primary: Option<usize>,
+    preceded: Option<(&crate::rules::Preceded, usize)>,
+) -> BTreeMap<String, u64> {
+    // the cause's kinds on its host (also below the cause's severity) come before, not after
+    let is_cause = |i: usize| {
+        preceded.is_some_and(|(p, e)| {
+            p.kinds.contains(&events[i].kind) && events[i].host == events[e].host
+        })
+    };
+    // counted under borrowed kinds, one String per kind
+    let mut counts: crate::scan::FastMap<&str, u64> = Default::default();
+    for &i in members {
+        if Some(i) != primary
+            && !is_cause(i)
+            && (rules.is_consequence(&events[i])
+                || primary.is_some_and(|p| events[p].layer != events[i].layer))
+        {
+            *counts.entry(events[i].kind.as_str()).or_default() += events[i].weight();
+        }
+    }
+    counts
+        .into_iter()
+        .map(|(k, n)| (k.to_string(), n))
+        .collect()
+}
+
+/// The verdict's summary with what the incident adds: why the cause displaced an earlier
+/// candidate, the primary's rank (from the job's table), and the consequences that followed.
+fn full_summary(
+    v: &verdict::Verdict,
+    why: Option<&str>,
+    consequences: &BTreeMap<String, u64>,
+    events: &[Event],
+    rules: &RuleSet,
+    job: Option<&JobInfo>,
+) -> String {
+    let mut summary = v.summary.clone();
+    if let Some(why) = why {
         summary.push_str(&format!(" (the cause before its consequence: {why})"));
     }
     if let (Some(p), Some(j)) = (v.primary, job) {
@@ -377,27 +428,7 @@ fn judge(
             .collect();
         summary.push_str(&format!("; followed by {}", parts.join(", ")));
     }
-    Incident {
-        id: String::new(),
-        events: members,
-        primary: v.primary,
-        rule: v.rule,
-        layer: v.layer,
-        confidence: (v.confidence.clamp(0.05, 0.99) * 100.0).round() / 100.0,
-        summary,
-        evidence,
-        responsibility: v.responsibility,
-        alternatives,
-        actions: v.actions,
-        hosts: t.hosts.into_iter().collect(),
-        gpus: t.gpus.into_iter().collect(),
-        ranks: t.ranks.into_iter().collect(),
-        consequences,
-        counts: t.counts,
-        severity,
-        missing,
-        slowdown: None,
-    }
+    summary
 }
 
 /// The incident that decides the verdict: most severe, then most confident, then earliest.

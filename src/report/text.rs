@@ -35,10 +35,12 @@ fn window(inc: &super::json::IncidentJson, r: &Report) -> String {
     if inc.start.is_some() {
         return format!("{} → {}", short_time(&inc.start), short_time(&inc.end));
     }
-    let ups: Vec<f64> = inc
+    // one pass over the timeline (a search of it per member was members × events)
+    let members: std::collections::HashSet<&str> = inc.events.iter().map(String::as_str).collect();
+    let ups: Vec<f64> = r
         .events
         .iter()
-        .filter_map(|id| r.events.iter().find(|e| &e.id == id))
+        .filter(|e| members.contains(e.id.as_str()))
         .filter_map(|e| e.uptime_s)
         .collect();
     match (

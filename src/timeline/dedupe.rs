@@ -40,16 +40,18 @@ pub const MAX_ALSO_SEEN: usize = 64;
 /// Two copies come from different inputs, or from one input of `bundles` (a bug report holds the
 /// kernel log twice); the same line repeated within one plain log is a repeat, kept, unless it is
 /// a BMC record (the same record exported twice).
-pub(super) fn dedupe(events: Vec<Event>, bundles: &BTreeSet<usize>) -> Vec<Event> {
-    let mut out: Vec<Event> = Vec::with_capacity(events.len());
+pub(super) fn dedupe(mut events: Vec<Event>, bundles: &BTreeSet<usize>) -> Vec<Event> {
+    // in place: the kept events are moved to the front (`kept` of them), in order
+    let mut kept = 0;
     let mut index: crate::scan::FastMap<u64, Vec<usize>> = Default::default();
-    for e in events {
-        let key = key_hash(&e);
+    for r in 0..events.len() {
+        let e = &events[r];
+        let key = key_hash(e);
         let mut dup_of = None;
         if let Some(list) = index.get(&key) {
-            let same_key = |i: &&usize| dedupe_key(&out[**i]) == dedupe_key(&e);
+            let same_key = |i: &&usize| dedupe_key(&events[**i]) == dedupe_key(e);
             for &i in list.iter().rev().filter(same_key).take(64) {
-                let o = &out[i];
+                let o = &events[i];
                 if o.source.path == e.source.path && o.source.line == e.source.line {
                     continue;
                 }
@@ -79,18 +81,22 @@ pub(super) fn dedupe(events: Vec<Event>, bundles: &BTreeSet<usize>) -> Vec<Event
         match dup_of {
             Some(i) => {
                 // the same occurrences seen through another route: not counted twice
-                out[i].suppressed = out[i].suppressed.max(e.suppressed);
-                if out[i].also_seen.len() < MAX_ALSO_SEEN {
-                    out[i].also_seen.push(e.source.clone());
+                let (suppressed, source) = (e.suppressed, e.source.clone());
+                let o = &mut events[i];
+                o.suppressed = o.suppressed.max(suppressed);
+                if o.also_seen.len() < MAX_ALSO_SEEN {
+                    o.also_seen.push(source);
                 }
             }
             None => {
-                index.entry(key).or_default().push(out.len());
-                out.push(e);
+                index.entry(key).or_default().push(kept);
+                events.swap(kept, r);
+                kept += 1;
             }
         }
     }
-    out
+    events.truncate(kept);
+    events
 }
 
 /// BMC events of different inputs this close in time (µs) are one assertion when host, kind,
@@ -196,6 +202,9 @@ pub(super) fn process_routes(events: Vec<Event>) -> Vec<Event> {
             }
             rest = others;
         }
+    }
+    if merged_into.is_empty() {
+        return events;
     }
     let mut copies: BTreeMap<usize, Vec<Event>> = BTreeMap::new();
     let mut kept = Vec::with_capacity(events.len());

@@ -460,17 +460,14 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
         }
     }
     // Assemble.
-    let mut events = Vec::new();
+    let mut events = Vec::with_capacity(results.iter().map(|r| r.events.len()).sum());
     for (r, pv) in results.iter_mut().zip(pend) {
         let attachments = std::mem::take(&mut r.attachments);
-        for (e, p) in r.events.drain(..).zip(pv) {
-            let host = e
-                .host
-                .clone()
-                .or_else(|| r.host.clone())
-                .map(|h| short_host(&h));
+        // taken, not drained: the input's raw events are freed once moved to the timeline
+        for (e, p) in std::mem::take(&mut r.events).into_iter().zip(pv) {
+            let host = e.host.as_deref().or(r.host.as_deref()).map(short_host);
             let gpu_uuid = match (&host, &e.gpu) {
-                (Some(h), Some(g)) => identities
+                (Some(h), Some(g)) if !identities.is_empty() => identities
                     .get(&(h.clone(), g.clone()))
                     .and_then(|x| x.0.clone()),
                 _ => None,
@@ -512,8 +509,13 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
         merge_attachments(&mut events, r.index, &attachments);
         r.attachments = attachments;
     }
+    // split only when there is progress to split off (no second copy of a long timeline)
     let (progress, events): (Vec<Event>, Vec<Event>) =
-        events.into_iter().partition(|e| e.kind == "progress");
+        if events.iter().any(|e| e.kind == "progress") {
+            events.into_iter().partition(|e| e.kind == "progress")
+        } else {
+            (Vec::new(), events)
+        };
     // a bug report holds the kernel log twice (dmesg and syslog sections): one input, two routes
     let bundles: BTreeSet<usize> = results
         .iter()

@@ -414,8 +414,63 @@ fn event_json(e: &Event, catalog: &Catalog) -> EventJson {
     }
 }
 
+/// The JSON form of an event whose texts are moved out of it (left empty): the report of a
+/// whole analysis holds each event's strings once, not a copy beside the timeline's.
+fn event_json_taking(e: &mut Event, catalog: &Catalog) -> EventJson {
+    let take = std::mem::take::<String>;
+    EventJson {
+        id: take(&mut e.id),
+        time: e.time_us.map(iso_us),
+        time_quality: e.quality.as_str(),
+        host: e.host.take(),
+        source: SourceJson {
+            path: take(&mut e.source.path),
+            line: e.source.line,
+        },
+        title: catalog.title(&e.kind, e.code),
+        kind: take(&mut e.kind),
+        code: e.code,
+        gpu: e.gpu.take(),
+        gpu_uuid: e.gpu_uuid.take(),
+        rank: e.rank,
+        layer: e.layer.as_str(),
+        severity: e.severity.as_str(),
+        message: take(&mut e.message),
+        uptime_s: e.uptime_us.map(|u| u as f64 / 1e6),
+        details: std::mem::take(&mut e.attrs),
+        also_seen: std::mem::take(&mut e.also_seen)
+            .into_iter()
+            .map(|s| SourceJson {
+                path: s.path,
+                line: s.line,
+            })
+            .collect(),
+        suppressed: e.suppressed,
+    }
+}
+
 /// Builds the report value.
 pub fn build(a: &Analysis, catalog: &Catalog) -> Report {
+    let mut r = build_rest(a);
+    r.events = a.events.iter().map(|e| event_json(e, catalog)).collect();
+    r
+}
+
+/// Builds the report value, moving the events' texts (id, host, path, kind, GPU, message,
+/// details) into it instead of copying them: afterwards `a.events` keeps only their times,
+/// codes, places and counts. For a caller done with the timeline once the report is built.
+pub fn build_taking(a: &mut Analysis, catalog: &Catalog) -> Report {
+    let mut r = build_rest(a);
+    r.events = a
+        .events
+        .iter_mut()
+        .map(|e| event_json_taking(e, catalog))
+        .collect();
+    r
+}
+
+/// The report without its event list.
+fn build_rest(a: &Analysis) -> Report {
     // occurrences per input: (all, past the cap)
     let mut per_input = vec![(0u64, 0u64); a.inputs.len()];
     for e in &a.events {
@@ -440,7 +495,6 @@ pub fn build(a: &Analysis, catalog: &Catalog) -> Report {
             warnings: r.warnings.clone(),
         })
         .collect();
-    let events: Vec<EventJson> = a.events.iter().map(|e| event_json(e, catalog)).collect();
     let mut suspects: Vec<(Option<String>, String)> = Vec::new();
     let incidents: Vec<IncidentJson> = a
         .incidents
@@ -550,7 +604,7 @@ pub fn build(a: &Analysis, catalog: &Catalog) -> Report {
             version: env!("CARGO_PKG_VERSION"),
         },
         inputs,
-        events,
+        events: Vec::new(),
         incidents,
         verdict,
         hosts,
@@ -559,6 +613,13 @@ pub fn build(a: &Analysis, catalog: &Catalog) -> Report {
         notes,
         accounting,
     }
+}
+
+/// Writes the report as pretty JSON with a final newline (the bytes of [`to_string`]), streamed
+/// into `w`.
+pub fn write(r: &Report, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *w, r).map_err(std::io::Error::other)?;
+    w.write_all(b"\n")
 }
 
 /// Serializes the report as pretty JSON with a final newline.
