@@ -16,8 +16,7 @@ impl RecognizerSet {
                 for s in lines {
                     let parts: Vec<String> = s.split('\n').map(str::to_string).collect();
                     let head = crate::formats::parse_head(parts[0].as_bytes());
-                    let body =
-                        text::normalize_body(&s[head.msg_start.min(parts[0].len())..]);
+                    let body = text::normalize_body(&s[head.msg_start.min(parts[0].len())..]);
                     let following: Vec<String> = parts[1..].to_vec();
                     let rec = Record {
                         full: s,
