@@ -34,8 +34,8 @@ fn is_input(target: &std::path::Path, inputs: &[String]) -> bool {
 }
 
 /// The path of the temp file being written, for the SIGINT/SIGTERM handler to remove; null when
-/// there is none. The C string is leaked on purpose (one per run): the handler may read it at
-/// any time.
+/// there is none. The C string is leaked on purpose (one per name tried, usually one per run):
+/// the handler may read it at any time.
 static TEMP_FILE: std::sync::atomic::AtomicPtr<libc::c_char> =
     std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
 
@@ -152,6 +152,12 @@ pub(super) fn write_output_with(
                     ".{name}.faultline-tmp-{}-{stamp:08x}-{attempt}",
                     std::process::id()
                 ));
+                // the handler knows the name before the file exists: a signal between the
+                // creation and the handler's set-up (a busy machine can stop a process there
+                // for a while) would leave the file behind; one that comes before the creation
+                // unlinks a name that is not there yet (or a file planted at it, which this run
+                // would not have written into anyway)
+                guard_temp_file(&tmp);
                 let file = std::fs::OpenOptions::new()
                     .write(true)
                     .create_new(true)
@@ -159,12 +165,15 @@ pub(super) fn write_output_with(
                 let file = match file {
                     Ok(f) => f,
                     Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                        release_temp_file();
                         last_err = Some(e);
                         continue;
                     }
-                    Err(e) => return Err(e),
+                    Err(e) => {
+                        release_temp_file();
+                        return Err(e);
+                    }
                 };
-                guard_temp_file(&tmp);
                 let mut buf = std::io::BufWriter::with_capacity(1 << 16, file);
                 let written = write(&mut buf)
                     .and_then(|_| buf.into_inner().map_err(|e| e.into_error()))
