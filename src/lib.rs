@@ -169,17 +169,9 @@ impl Analysis {
 /// own), within the caps and the global budget of `opts.limits`, applied in input order.
 pub fn analyze(opts: &Options, k: &Knowledge) -> Analysis {
     let (found, warnings) = input::discover(&opts.paths);
-    let parallel = opts.parallel_chunks;
     let workers = rayon::current_num_threads();
     let mut inputs = input::run(&found, &opts.limits, &opts.exclude, workers, |inp| {
-        pipeline::process(
-            0,
-            inp,
-            &k.recognizers,
-            &k.catalog,
-            parallel,
-            opts.limits.max_events_per_kind,
-        )
+        process_one(0, inp, opts, k)
     });
     for (i, r) in inputs.iter_mut().enumerate() {
         r.index = i;
@@ -188,6 +180,18 @@ pub fn analyze(opts: &Options, k: &Knowledge) -> Analysis {
         }
     }
     finish(inputs, warnings, opts, k)
+}
+
+/// One input through [`pipeline::process`] with the run's knowledge and options.
+fn process_one(i: usize, inp: input::Input, opts: &Options, k: &Knowledge) -> InputResult {
+    pipeline::process(
+        i,
+        inp,
+        &k.recognizers,
+        &k.catalog,
+        opts.parallel_chunks,
+        opts.limits.max_events_per_kind,
+    )
 }
 
 /// Runs the pipeline from the opened inputs on (format detection, scanning, timeline, job,
@@ -199,20 +203,10 @@ pub fn analyze_inputs(
     opts: &Options,
     k: &Knowledge,
 ) -> Analysis {
-    let parallel = opts.parallel_chunks;
     let inputs: Vec<InputResult> = flat
         .into_par_iter()
         .enumerate()
-        .map(|(i, inp)| {
-            pipeline::process(
-                i,
-                inp,
-                &k.recognizers,
-                &k.catalog,
-                parallel,
-                opts.limits.max_events_per_kind,
-            )
-        })
+        .map(|(i, inp)| process_one(i, inp, opts, k))
         .collect();
     finish(inputs, warnings, opts, k)
 }

@@ -381,37 +381,9 @@ pub struct Report {
     pub accounting: AccountingJson,
 }
 
+/// The JSON form of an event, copied ([`event_json_taking`] on a copy).
 fn event_json(e: &Event, catalog: &Catalog) -> EventJson {
-    EventJson {
-        id: e.id.clone(),
-        time: e.time_us.map(iso_us),
-        time_quality: e.quality.as_str(),
-        host: e.host.clone(),
-        source: SourceJson {
-            path: e.source.path.clone(),
-            line: e.source.line,
-        },
-        kind: e.kind.clone(),
-        code: e.code,
-        gpu: e.gpu.clone(),
-        gpu_uuid: e.gpu_uuid.clone(),
-        rank: e.rank,
-        layer: e.layer.as_str(),
-        severity: e.severity.as_str(),
-        title: catalog.title(&e.kind, e.code),
-        message: e.message.clone(),
-        uptime_s: e.uptime_us.map(|u| u as f64 / 1e6),
-        details: e.attrs.clone(),
-        also_seen: e
-            .also_seen
-            .iter()
-            .map(|s| SourceJson {
-                path: s.path.clone(),
-                line: s.line,
-            })
-            .collect(),
-        suppressed: e.suppressed,
-    }
+    event_json_taking(&mut e.clone(), catalog)
 }
 
 /// The JSON form of an event whose texts are moved out of it (left empty): the report of a
