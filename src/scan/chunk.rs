@@ -87,10 +87,12 @@ fn chunk_output(
 ) -> ScanOutput {
     let mut out = ScanOutput::default();
     let region = &buf[start..end];
-    // Pass 1: the prefilter finds the candidate positions (few) in the whole region.
-    let hits: Vec<usize> = set.prefilter.starts(region);
-    let mut next_hit = 0usize;
-    let mut candidates: Vec<(usize, usize, u64, usize, usize)> = Vec::new();
+    // Pass 1: the prefilter finds the candidate lines (few) in the whole region.
+    let found = set.prefilter.lines(region);
+    let mut next = found.iter().peekable();
+    // the anchors of a line over the record cap (the window recognizers read around the last)
+    let mut hits: Vec<usize> = Vec::new();
+    let mut candidates: Vec<Candidate> = Vec::with_capacity(found.len());
     // Pass 2: count lines and recognized prefixes without allocating; number the candidate lines.
     let mut line_no = 0u64;
     let mut ls = 0usize;
@@ -99,12 +101,12 @@ fn chunk_output(
         let le = memchr::memchr(b'\n', &region[ls..]).map_or(region.len(), |p| ls + p);
         let line = trim_cr(&region[ls..le]);
         line_no += 1;
-        if hits.get(next_hit).is_some_and(|&h| h <= le) {
-            let first = next_hit;
-            while hits.get(next_hit).is_some_and(|&h| h <= le) {
-                next_hit += 1;
+        if next.next_if(|&&(s, _)| s == ls).is_some() {
+            let first = hits.len();
+            if line.len() > MAX_RECORD_BYTES {
+                hits.extend(set.prefilter.starts(line).into_iter().map(|h| ls + h));
             }
-            candidates.push((start + ls, start + le, line_no, first, next_hit));
+            candidates.push((start + ls, start + le, line_no, first, hits.len()));
         }
         if line.len() > MAX_RECORD_BYTES {
             out.long_lines += 1;
