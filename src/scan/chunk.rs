@@ -212,13 +212,23 @@ fn read_candidates(
             let head = parse_head_with(line, learned);
             if memo::simple(buf, le, line, &head, fw) {
                 memo::signature(&mut memo.sig, line, &head);
-                match memo.get() {
+                let mut got = memo.get().map(|(k, at)| (k.clone(), at));
+                if let Some((known, Some((fs, fe)))) = got.take() {
+                    // the signature's second line: check its masks on its first
+                    let first = trim_cr(&buf[fs..fe]);
+                    let fhead = parse_head_with(first, learned);
+                    let agreed = probe_agrees(set, first, &fhead, &known, t);
+                    let known = if agreed { known } else { memo::Known::Full };
+                    memo.settle(known.clone());
+                    got = Some((known, None));
+                }
+                match got.map(|(k, _)| k) {
                     Some(memo::Known::Nothing) => {
                         *record_end = le;
                         continue;
                     }
                     Some(memo::Known::Keys(ids)) => {
-                        if !t.count_ids(ids, (ls, le, no)) {
+                        if !t.count_ids(&ids, (ls, le, no)) {
                             out.deferred.extend(ids.iter().map(|&key| Stub {
                                 at: (ls, le),
                                 line: no,
@@ -239,11 +249,11 @@ fn read_candidates(
         let r = candidate(buf, ((ls, le, no), far), own, set, out, fw, tally.as_mut());
         event_lines += r.gave as u64;
         *record_end = r.end;
-        if let (true, Some(known), Some(t)) = (sign, r.known, tally.as_mut()) {
-            let line = trim_cr(&buf[ls..le]);
-            let head = parse_head_with(line, learned);
-            let agreed = known == memo::Known::Full || probe_agrees(set, line, &head, &known, t);
-            memo.put(if agreed { known } else { memo::Known::Full });
+        if let (true, Some(known)) = (sign, r.known) {
+            // a new signature: its masks are checked when it comes back (nothing to check when
+            // its lines are read in full anyway)
+            let at = (known != memo::Known::Full).then_some((ls, le));
+            memo.put(known, at);
         }
         match tally.as_mut() {
             Some(t) => hold(out, set, cap, t, &mut next_cap),
@@ -285,7 +295,7 @@ fn probe_agrees(
     line: &[u8],
     head: &LineHead<'_>,
     known: &memo::Known,
-    t: &mut tally::Tally,
+    t: &tally::Tally,
 ) -> bool {
     let probe = memo::probe(line, head.msg_start);
     let full = String::from_utf8_lossy(&probe);
@@ -304,7 +314,7 @@ fn probe_agrees(
     let got = if drafts.is_empty() {
         memo::Known::Nothing
     } else {
-        match t.plain_ids(&drafts, host.as_deref(), set.nvrm_recognizers()) {
+        match t.known_ids(&drafts, host.as_deref(), set.nvrm_recognizers()) {
             Some(ids) => memo::Known::Keys(ids),
             None => memo::Known::Full,
         }

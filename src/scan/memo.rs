@@ -16,9 +16,11 @@
 //! - `pid=N` is the process a driver line names (NVRM Xid `pid=`, kernel `pid=`), which changes on
 //!   every line of a storm and is a detail, never a key.
 //!
-//! Both masks are checked, not assumed: the first line of a signature is read a second time with
-//! every masked digit changed, and the signature is memoized only if both readings give the same
-//! keys (otherwise every line of that signature is read in full).
+//! Both masks are checked, not assumed: when a signature comes back, its first line is read a
+//! second time with every masked digit changed, and the signature is memoized only if both
+//! readings give the same keys (otherwise every line of that signature is read in full). The
+//! check waits for the second line of the signature, so a signature met once (a log of distinct
+//! lines) costs one reading, not two.
 
 use super::lines::{is_continuation, is_hard_wrap, next_line, trim_cr, MIN_WRAPPED_WIDTH};
 use super::{FastBuild, FastMap, MAX_RECORD_BYTES};
@@ -38,8 +40,9 @@ pub(super) enum Known {
     Full,
 }
 
-/// Signatures with the same hash, each with what is known of it.
-type Bucket = Vec<(Box<[u8]>, Known)>;
+/// Signatures with the same hash, each with what is known of it and, until its masks are
+/// checked, where its first line is (start, end).
+type Bucket = Vec<(Box<[u8]>, Known, Option<(usize, usize)>)>;
 
 /// Signatures met in one chunk.
 #[derive(Default)]
@@ -55,18 +58,20 @@ pub(super) struct Memo {
 const MAX_SIGNATURES: usize = 16 * 1024;
 
 impl Memo {
-    /// What is known of the signature in `self.sig`.
-    pub(super) fn get(&self) -> Option<&Known> {
+    /// What is known of the signature in `self.sig`, and where its first line is while its
+    /// masks are unchecked.
+    pub(super) fn get(&self) -> Option<(&Known, Option<(usize, usize)>)> {
         let h = self.hasher.hash_one(&self.sig[..]);
         self.map
             .get(&h)?
             .iter()
-            .find(|(s, _)| s[..] == self.sig[..])
-            .map(|(_, k)| k)
+            .find(|(s, _, _)| s[..] == self.sig[..])
+            .map(|(_, k, at)| (k, *at))
     }
 
-    /// Remembers `known` for the signature in `self.sig`.
-    pub(super) fn put(&mut self, known: Known) {
+    /// Remembers `known` for the signature in `self.sig`, its masks still to be checked on its
+    /// first line `at` (or checked, with `None`).
+    pub(super) fn put(&mut self, known: Known, at: Option<(usize, usize)>) {
         if self.len >= MAX_SIGNATURES {
             return;
         }
@@ -74,8 +79,22 @@ impl Memo {
         self.map
             .entry(h)
             .or_default()
-            .push((self.sig.clone().into_boxed_slice(), known));
+            .push((self.sig.clone().into_boxed_slice(), known, at));
         self.len += 1;
+    }
+
+    /// Sets what is known of the signature in `self.sig` (met before), its masks checked.
+    pub(super) fn settle(&mut self, known: Known) {
+        let h = self.hasher.hash_one(&self.sig[..]);
+        let sig = &self.sig;
+        if let Some(e) = self
+            .map
+            .get_mut(&h)
+            .and_then(|b| b.iter_mut().find(|(s, _, _)| s[..] == sig[..]))
+        {
+            e.1 = known;
+            e.2 = None;
+        }
     }
 }
 
@@ -104,11 +123,6 @@ pub(super) fn simple(
     !hard_wrap && !is_continuation(next)
 }
 
-fn pid_finder() -> &'static memchr::memmem::Finder<'static> {
-    static F: std::sync::OnceLock<memchr::memmem::Finder<'static>> = std::sync::OnceLock::new();
-    F.get_or_init(|| memchr::memmem::Finder::new(b"pid="))
-}
-
 /// The masked spans of `line` (see the module doc), as (start, end) offsets in order: each digit
 /// run of the prefix and the digits of each `pid=` value in the body.
 fn masked(line: &[u8], msg_start: usize, mut f: impl FnMut(usize, usize)) {
@@ -126,17 +140,18 @@ fn masked(line: &[u8], msg_start: usize, mut f: impl FnMut(usize, usize)) {
             i += 1;
         }
     }
-    let mut from = ms;
-    for p in pid_finder().find_iter(&line[ms..]) {
-        let v = ms + p + 4;
-        if v < from {
+    // each `pid=` of the body (found from its `=`: cheaper than a substring search on a short
+    // line); its digits
+    let body = &line[ms..];
+    for q in memchr::memchr_iter(b'=', body) {
+        if q < 3 || &body[q - 3..q] != b"pid" {
             continue;
         }
+        let v = ms + q + 1;
         let n = line[v..].iter().take_while(|c| c.is_ascii_digit()).count();
         if n > 0 {
             f(v, v + n);
         }
-        from = v + n;
     }
 }
 

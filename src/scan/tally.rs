@@ -112,6 +112,21 @@ impl Tally {
         distinct.then_some(ids)
     }
 
+    /// [`Tally::plain_ids`] for keys met before only (`None` if one is new): what the memo's
+    /// probe compares, giving no key an id.
+    pub(super) fn known_ids(
+        &self,
+        drafts: &[Draft],
+        host: Option<&str>,
+        nvrm: &[String],
+    ) -> Option<Vec<u32>> {
+        if drafts.is_empty() || !drafts.iter().all(|d| plain(d, nvrm)) {
+            return None;
+        }
+        let ids: Option<Vec<u32>> = drafts.iter().map(|d| self.find(draft_key(d, host))).collect();
+        ids.filter(|ids| ids.iter().enumerate().all(|(i, k)| !ids[..i].contains(k)))
+    }
+
     /// Counts the drafts of the record on candidate line `at`; true when they were only counted
     /// (every one is past the first `cap - 1` of its key, none needs more than its own line
     /// rebuilt: see [`plain`]), false when the caller must build them.
