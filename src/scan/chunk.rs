@@ -39,26 +39,79 @@ pub fn scan_buffer(buf: &[u8], set: &RecognizerSet, parallel: bool, cap: u64) ->
         bounds.push(buf.len());
     }
     // each chunk keeps its share of the progress samples, and a few chunks run at a time, capped
-    // as they are appended, so that memory stays bounded
+    // as they are appended in order, so that memory stays bounded
     let share = (MAX_PROGRESS_SAMPLES / bounds.len().max(1)).max(500);
     let windows: Vec<(usize, usize)> = bounds.windows(2).map(|w| (w[0], w[1])).collect();
+    let scan = |&(s, e): &(usize, usize)| {
+        let mut part = chunk_output(buf, (s, e), set, cap, &fw);
+        part.thin_progress_to(share);
+        part
+    };
     let mut out = ScanOutput::default();
-    for batch in windows.chunks(rayon::current_num_threads().max(1) * 2) {
-        let parts: Vec<ScanOutput> = batch
-            .par_iter()
-            .map(|&(s, e)| {
-                let mut part = chunk_output(buf, (s, e), set, cap, &fw);
-                part.thin_progress_to(share);
-                part
-            })
-            .collect();
-        for p in parts {
+    if rayon::current_num_threads() > 1 && rayon::current_thread_index().is_none() {
+        stream_chunks(&windows, scan, |p| {
             out.append(p);
             out.cap(cap);
+        });
+    } else {
+        // inside a pool worker (a fleet scan runs inputs in the pool): a blocking merge here
+        // could wait on tasks queued behind it, so chunks go in batches
+        for batch in windows.chunks(rayon::current_num_threads().max(1) * 2) {
+            let parts: Vec<ScanOutput> = batch.par_iter().map(scan).collect();
+            for p in parts {
+                out.append(p);
+                out.cap(cap);
+            }
         }
     }
     materialize(buf, set, &fw, &mut out);
     out
+}
+
+/// Scans the chunks `windows` as tasks of the pool, at most one per thread and one more in
+/// flight, and hands their outputs to `merge` in chunk order as they come back, with no barrier
+/// between chunks. Runs on a thread outside the pool (which only waits and merges).
+fn stream_chunks(
+    windows: &[(usize, usize)],
+    scan: impl Fn(&(usize, usize)) -> ScanOutput + Sync,
+    mut merge: impl FnMut(ScanOutput),
+) {
+    let limit = rayon::current_num_threads() + 1;
+    let (done_tx, done) = std::sync::mpsc::channel::<(usize, ScanOutput)>();
+    let mut ready: std::collections::BTreeMap<usize, ScanOutput> = Default::default();
+    let mut next = 0usize;
+    let mut put = |k: usize, part: ScanOutput| {
+        ready.insert(k, part);
+        while let Some(p) = ready.remove(&next) {
+            merge(p);
+            next += 1;
+        }
+    };
+    let scan = &scan;
+    rayon::in_place_scope(|s| {
+        let mut in_flight = 0usize;
+        for (i, w) in windows.iter().enumerate() {
+            while let Ok((k, part)) = done.try_recv() {
+                put(k, part);
+                in_flight -= 1;
+            }
+            if in_flight >= limit {
+                if let Ok((k, part)) = done.recv() {
+                    put(k, part);
+                    in_flight -= 1;
+                }
+            }
+            let tx = done_tx.clone();
+            in_flight += 1;
+            s.spawn(move |_| {
+                let _ = tx.send((i, scan(w)));
+            });
+        }
+        drop(done_tx);
+        for (k, part) in done.iter() {
+            put(k, part);
+        }
+    });
 }
 
 /// Scans `buf[start..end]` (newline aligned); line numbers are relative to `start`; at most `cap`
@@ -212,15 +265,15 @@ fn read_candidates(
             let head = parse_head_with(line, learned);
             if memo::simple(buf, le, line, &head, fw) {
                 memo::signature(&mut memo.sig, line, &head);
-                let mut got = memo.get().map(|(k, at)| (k.clone(), at));
-                if let Some((known, Some((fs, fe)))) = got.take() {
+                let mut got = memo.get();
+                if let Some((known, Some((fs, fe)))) = got {
                     // the signature's second line: check its masks on its first
+                    let known = known.clone();
                     let first = trim_cr(&buf[fs..fe]);
                     let fhead = parse_head_with(first, learned);
                     let agreed = probe_agrees(set, first, &fhead, &known, t);
-                    let known = if agreed { known } else { memo::Known::Full };
-                    memo.settle(known.clone());
-                    got = Some((known, None));
+                    memo.settle(if agreed { known } else { memo::Known::Full });
+                    got = memo.get();
                 }
                 match got.map(|(k, _)| k) {
                     Some(memo::Known::Nothing) => {
@@ -228,7 +281,7 @@ fn read_candidates(
                         continue;
                     }
                     Some(memo::Known::Keys(ids)) => {
-                        if !t.count_ids(&ids, (ls, le, no)) {
+                        if !t.count_ids(ids, (ls, le, no)) {
                             out.deferred.extend(ids.iter().map(|&key| Stub {
                                 at: (ls, le),
                                 line: no,

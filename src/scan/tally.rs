@@ -123,7 +123,10 @@ impl Tally {
         if drafts.is_empty() || !drafts.iter().all(|d| plain(d, nvrm)) {
             return None;
         }
-        let ids: Option<Vec<u32>> = drafts.iter().map(|d| self.find(draft_key(d, host))).collect();
+        let ids: Option<Vec<u32>> = drafts
+            .iter()
+            .map(|d| self.find(draft_key(d, host)))
+            .collect();
         ids.filter(|ids| ids.iter().enumerate().all(|(i, k)| !ids[..i].contains(k)))
     }
 
