@@ -36,7 +36,7 @@ pub fn read(buf: &[u8], ctx: &Ctx) -> Parsed {
                 borrowed_time: false,
                 boot: 0,
                 recognizer: "dcgmi-diag".into(),
-                attrs: e.attrs,
+                attrs: e.attrs.into(),
                 bmc: false,
                 suppressed: 0,
             }

@@ -127,7 +127,7 @@ pub fn events(ctx: &Ctx, dump: &nvidia_smi::SmiDump, at: &At, out: &mut Vec<RawE
             borrowed_time: false,
             boot: 0,
             recognizer: "nvidia-smi-q".into(),
-            attrs: e.attrs.clone(),
+            attrs: e.attrs.clone().into(),
             bmc: false,
             suppressed: 0,
         });

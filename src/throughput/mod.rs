@@ -203,7 +203,7 @@ pub fn drop_event(s: &Slowdown) -> Event {
         severity: Severity::Warning,
         message: s.first_text.clone(),
         body: s.first_text.clone(),
-        attrs,
+        attrs: attrs.into(),
         also_seen: Vec::new(),
         bmc: false,
         suppressed: 0,

@@ -167,7 +167,7 @@ pub(super) fn process_routes(events: Vec<Event>) -> Vec<Event> {
         if e.kind == "process_exit" {
             if let Some(pid) = e.attrs.get("pid") {
                 by_pid
-                    .entry((e.host.clone(), pid.clone()))
+                    .entry((e.host.clone(), pid.to_string()))
                     .or_default()
                     .push(i);
             }
@@ -220,8 +220,8 @@ pub(super) fn process_routes(events: Vec<Event>) -> Vec<Event> {
                 e.rank = e.rank.or(c.rank);
                 e.gpu = e.gpu.or(c.gpu);
                 e.code = e.code.or(c.code);
-                for (k, v) in c.attrs {
-                    e.attrs.entry(k).or_insert(v);
+                for (k, v) in &c.attrs {
+                    e.attrs.insert_if_absent(k, v);
                 }
                 e.suppressed = e.suppressed.max(c.suppressed);
                 if e.also_seen.len() < MAX_ALSO_SEEN {

@@ -2,7 +2,7 @@
 //! time with anchors found in the inputs), fill hosts and GPU identities, drop duplicates seen
 //! through two routes, and order everything.
 
-use crate::model::{Layer, RawEvent, Severity, SourceRef, TimeQuality};
+use crate::model::{Attrs, Layer, RawEvent, Severity, SourceRef, TimeQuality};
 use crate::pipeline::InputResult;
 use chrono::{Datelike, TimeZone, Utc};
 use std::collections::{BTreeMap, BTreeSet};
@@ -65,7 +65,7 @@ pub struct Event {
     /// Message after the prefix.
     pub body: String,
     /// Details.
-    pub attrs: BTreeMap<String, String>,
+    pub attrs: Attrs,
     /// The same event seen in other places.
     pub also_seen: Vec<SourceRef>,
     /// Seen by the server's management controller (its times are on the BMC's clock).
@@ -452,10 +452,10 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
             };
             let ent = identities.entry((host, g)).or_default();
             if let Some(u) = a.attrs.get("uuid") {
-                ent.0 = Some(u.clone());
+                ent.0 = Some(u.to_string());
             }
             if let Some(s) = a.attrs.get("serial").or_else(|| a.attrs.get("serial2")) {
-                ent.1 = Some(s.clone());
+                ent.1 = Some(s.to_string());
             }
         }
     }
@@ -554,7 +554,7 @@ fn merge_attachments(events: &mut [Event], input: usize, attachments: &[RawEvent
         });
         if let Some(t) = target {
             for (k, v) in &a.attrs {
-                t.attrs.entry(k.clone()).or_insert_with(|| v.clone());
+                t.attrs.insert_if_absent(k, v);
             }
         }
     }

@@ -3,6 +3,7 @@
 
 use super::iso_us;
 use crate::catalog::Catalog;
+use crate::model::Attrs;
 use crate::timeline::Event;
 use crate::Analysis;
 use serde::Serialize;
@@ -106,8 +107,8 @@ pub struct EventJson {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub uptime_s: Option<f64>,
     /// Details.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub details: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Attrs::is_empty")]
+    pub details: Attrs,
     /// Other places the same event was seen.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub also_seen: Vec<SourceJson>,

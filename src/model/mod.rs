@@ -1,7 +1,9 @@
 //! Core value types shared by every pipeline stage: layers, severities, time stamps and events.
 
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+mod attrs;
+
+pub use attrs::Attrs;
 
 /// The root-cause layers of the public contract.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -216,7 +218,7 @@ pub struct RawEvent {
     /// The recognizer that produced the event.
     pub recognizer: String,
     /// Structured details (pid, process, versions, peers, ...).
-    pub attrs: BTreeMap<String, String>,
+    pub attrs: Attrs,
     /// Seen by the server's management controller (BMC clock).
     pub bmc: bool,
     /// Further occurrences past the events cap that this event stands for (counted, not kept).
