@@ -80,7 +80,7 @@ fn to_raw(index: usize, loc: Located, catalog: &Catalog) -> RawEvent {
         borrowed_time: loc.borrowed,
         boot: 0,
         recognizer: d.recognizer,
-        attrs: d.attrs.into(),
+        attrs: d.attrs,
         bmc: d.bmc,
         suppressed: loc.suppressed,
     }

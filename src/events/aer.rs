@@ -86,11 +86,11 @@ pub fn aer_drafts(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
         {
             let name = close.trim().trim_end_matches("(First)").trim();
             if !name.is_empty() {
-                let entry = d.attrs.entry("errors".into()).or_default();
-                if !entry.is_empty() {
-                    entry.push_str(", ");
-                }
-                entry.push_str(name);
+                let errors = match d.attrs.get("errors") {
+                    Some(e) if !e.is_empty() => format!("{e}, {name}"),
+                    _ => name.to_string(),
+                };
+                d.attrs.insert("errors", errors);
             }
         }
     }

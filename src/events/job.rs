@@ -82,9 +82,7 @@ pub fn torchrun_failure(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
             _ => "",
         };
         if !sig.is_empty() {
-            d.attrs
-                .entry("signal".into())
-                .or_insert_with(|| sig.to_string());
+            d.attrs.insert_if_absent("signal", sig);
         }
     }
     out.push(d);

@@ -198,7 +198,7 @@ pub fn ib_drafts(rec: &Record<'_>, table: &[VerbsEntry], out: &mut Vec<Draft>) -
             "ib_event"
         };
         d.attrs.insert(k.into(), e.value.to_string());
-        d.attrs.insert(format!("{k}_name"), e.name.clone());
+        d.attrs.insert_str(&format!("{k}_name"), &e.name);
         d.attrs.insert("ib_class".into(), class.to_string());
     }
     if let Some(hint) = points_at(class) {
@@ -271,7 +271,7 @@ mod tests {
         let mut out = Vec::new();
         ib_drafts(&rec, &table(), &mut out);
         out.into_iter()
-            .map(|d| (d.kind, d.attrs.get("ib_class").cloned()))
+            .map(|d| (d.kind, d.attrs.get("ib_class").map(str::to_string)))
             .collect()
     }
 

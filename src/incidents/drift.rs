@@ -175,7 +175,12 @@ fn load_drift(events: &[Event], host: &String, start: i64) -> Option<(f64, Strin
         .windows(2)
         .rev()
         .find(|w| w[0].1.attrs.get("driver_version") != w[1].1.attrs.get("driver_version"))?;
-    let version = |e: &Event| e.attrs.get("driver_version").map(str::to_string).unwrap_or_default();
+    let version = |e: &Event| {
+        e.attrs
+            .get("driver_version")
+            .map(str::to_string)
+            .unwrap_or_default()
+    };
     let (i, now) = w[1];
     let text = format!(
         "the driver on {host} changed from {} to {} {} before the first fault ({}:{})",

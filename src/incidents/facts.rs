@@ -86,10 +86,7 @@ impl<'a> Facts<'a> {
             .member_events()
             .filter(|e| e.kind == "nccl_timeout")
             .collect();
-        let ops: BTreeSet<&str> = timeouts
-            .iter()
-            .filter_map(|e| e.attrs.get("op"))
-            .collect();
+        let ops: BTreeSet<&str> = timeouts.iter().filter_map(|e| e.attrs.get("op")).collect();
         let mut per_seq: BTreeMap<&str, BTreeSet<OpAndSize>> = BTreeMap::new();
         for e in &timeouts {
             if let Some(seq) = e.attrs.get("seq") {

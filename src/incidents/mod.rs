@@ -220,9 +220,7 @@ pub fn render(template: &str, e: &Event, count: u64, catalog: &Catalog) -> Strin
         )
         .replace(
             "{frames}",
-            e.attrs
-                .get("frames")
-                .unwrap_or("no frames shown"),
+            e.attrs.get("frames").unwrap_or("no frames shown"),
         )
 }
 

@@ -403,7 +403,7 @@ impl Report {
             d.attrs.insert("blocker".into(), b.clone());
         }
         if d.layer.is_none() {
-            let process = d.attrs.get("process").map(String::as_str).unwrap_or("");
+            let process = d.attrs.get("process").unwrap_or("");
             d.layer = Some(self.layer(trace, process).unwrap_or(Layer::Unknown));
         }
     }

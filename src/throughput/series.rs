@@ -254,7 +254,10 @@ pub fn build(progress: &[Event], events: &[Event]) -> Vec<Series> {
             path: e.source.path.clone(),
             line: e.source.line,
             segment,
-            text: a.get("text").map(str::to_string).unwrap_or_else(|| e.message.clone()),
+            text: a
+                .get("text")
+                .map(str::to_string)
+                .unwrap_or_else(|| e.message.clone()),
             iter: a
                 .get("iter")
                 .or_else(|| a.get("iter2"))

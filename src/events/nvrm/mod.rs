@@ -518,7 +518,7 @@ pub fn nvrm_drafts(k: &Nvrm, rec: &Record<'_>, out: &mut Vec<Draft>) {
     d.severity = v.severity;
     d.layer = v.layer;
     let mut attr = |key: &str, val: String| {
-        d.attrs.insert(key.to_string(), val);
+        d.attrs.insert(key, val);
     };
     if let Some(f) = &line.function {
         attr("function", f.clone());

@@ -275,7 +275,8 @@ pub(super) fn accounting(a: &Analysis, inputs: &[InputJson]) -> AccountingJson {
         if acc.not_understood_examples.len() < MAX_NOT_UNDERSTOOD_EXAMPLES {
             let text = e
                 .attrs
-                .get("text").map(str::to_string)
+                .get("text")
+                .map(str::to_string)
                 .unwrap_or_else(|| e.body.clone());
             let example = match e.attrs.get("function") {
                 Some(f) => format!("{f}: {text}"),
