@@ -163,35 +163,63 @@ fn analyze(a: AnalyzeArgs, timeline_only: bool) -> Result<ExitCode, ExitCode> {
         )));
     }
     note_empty_stdin(&mut analysis, a.quiet);
-    // the report takes the events' texts over (the analysis keeps their counts and places)
-    let mut rep = report::json::build_taking(&mut analysis, &knowledge.catalog);
-    // --redact: a pass over the report's values, before any format renders them
-    if let Some(r) = &redactor {
-        r.report(&mut rep);
-    }
-    // JSON and JSON Lines are streamed into the output: a report of many events is never held
-    // whole in memory (nor a second time as a text)
-    let outcome = if format == OutFormat::Json && !timeline_only {
+    let outcome = if format == OutFormat::Json && !timeline_only && redactor.is_none() {
+        // each event's JSON form made as it is written: the events are never held twice
         write_output_with(a.output.as_deref(), &a.paths, |w| {
-            report::json::write(&rep, w)
+            report::json::write_taking(&mut analysis, &knowledge.catalog, w)
         })
-    } else if format == OutFormat::Json {
-        write_output_with(a.output.as_deref(), &a.paths, |w| timeline_json(&rep, w))
-    } else if format == OutFormat::Jsonl {
-        write_output_with(a.output.as_deref(), &a.paths, |w| timeline_jsonl(&rep, w))
     } else {
-        write_text(&a, format, timeline_only, &rep, &knowledge)
+        write_report(
+            &a,
+            format,
+            timeline_only,
+            &mut analysis,
+            redactor.as_ref(),
+            &knowledge,
+        )
     };
     if let Err(e) = outcome {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
             return Err(usage_error(&format!("cannot write the report: {e}")));
         }
     }
-    // the process ends here: freeing every event one by one would only cost time
-    std::mem::forget(rep);
     let code = exit_code(&analysis, &fail_on, a.quiet);
     std::mem::forget(analysis);
     code
+}
+
+/// Builds the report value (taking the events' texts over: the analysis keeps their counts and
+/// places), redacts it with `--redact`, and writes it in `format`.
+fn write_report(
+    a: &AnalyzeArgs,
+    format: OutFormat,
+    timeline_only: bool,
+    analysis: &mut faultline::Analysis,
+    redactor: Option<&faultline::redact::Redactor>,
+    knowledge: &faultline::Knowledge,
+) -> std::io::Result<()> {
+    let mut rep = report::json::build_taking(analysis, &knowledge.catalog);
+    // --redact: a pass over the report's values, before any format renders them
+    if let Some(r) = redactor {
+        r.report(&mut rep);
+    }
+    // JSON and JSON Lines are streamed into the output: a report of many events is never held
+    // whole in memory (nor a second time as a text)
+    let out = match (format, timeline_only) {
+        (OutFormat::Json, false) => write_output_with(a.output.as_deref(), &a.paths, |w| {
+            report::json::write(&rep, w)
+        }),
+        (OutFormat::Json, true) => {
+            write_output_with(a.output.as_deref(), &a.paths, |w| timeline_json(&rep, w))
+        }
+        (OutFormat::Jsonl, _) => {
+            write_output_with(a.output.as_deref(), &a.paths, |w| timeline_jsonl(&rep, w))
+        }
+        _ => write_text(a, format, timeline_only, &rep, knowledge),
+    };
+    // the process ends here: freeing every event one by one would only cost time
+    std::mem::forget(rep);
+    out
 }
 
 /// Renders a report other than the JSON one, fitted and coloured for a terminal, and writes it.
