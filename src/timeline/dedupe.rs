@@ -41,6 +41,9 @@ pub const MAX_ALSO_SEEN: usize = 64;
 /// kernel log twice); the same line repeated within one plain log is a repeat, kept, unless it is
 /// a BMC record (the same record exported twice).
 pub(super) fn dedupe(mut events: Vec<Event>, bundles: &BTreeSet<usize>) -> Vec<Event> {
+    if !may_repeat(&events, bundles) {
+        return events;
+    }
     // in place: the kept events are moved to the front (`kept` of them), in order
     let mut kept = 0;
     let mut index: crate::scan::FastMap<u64, Vec<usize>> = Default::default();
@@ -97,6 +100,17 @@ pub(super) fn dedupe(mut events: Vec<Event>, bundles: &BTreeSet<usize>) -> Vec<E
     }
     events.truncate(kept);
     events
+}
+
+/// Whether two events may be one seen twice: they come from two inputs, or from a bug report, or
+/// one is a BMC record. Else (one plain log) nothing is a copy and no index is built.
+fn may_repeat(events: &[Event], bundles: &BTreeSet<usize>) -> bool {
+    let Some(first) = events.first() else {
+        return false;
+    };
+    events
+        .iter()
+        .any(|e| e.input != first.input || e.bmc || bundles.contains(&e.input))
 }
 
 /// BMC events of different inputs this close in time (µs) are one assertion when host, kind,

@@ -192,6 +192,9 @@ pub fn short_host(h: &str) -> String {
 /// A step back of the wall clock between two events of one input larger than this is reported.
 const BACKWARDS_US: i64 = 60 * 1_000_000;
 
+/// While raw events move to the timeline, their list gives its memory back this often.
+const SHRINK_EVERY: usize = 1 << 15;
+
 /// Builds the timeline from all inputs.
 pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
     let mut notes = Vec::new();
@@ -463,8 +466,13 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
     let mut events = Vec::with_capacity(results.iter().map(|r| r.events.len()).sum());
     for (r, pv) in results.iter_mut().zip(pend) {
         let attachments = std::mem::take(&mut r.attachments);
-        // taken, not drained: the input's raw events are freed once moved to the timeline
-        for (e, p) in std::mem::take(&mut r.events).into_iter().zip(pv) {
+        // moved from the back, the raw events' list shrinking as the timeline's grows (the two
+        // are never both whole), then the input's part put back in line order
+        let (mut raw, mut pv, from) = (std::mem::take(&mut r.events), pv, events.len());
+        while let (Some(e), Some(p)) = (raw.pop(), pv.pop()) {
+            if raw.len() % SHRINK_EVERY == 0 {
+                raw.shrink_to_fit();
+            }
             let host = e.host.as_deref().or(r.host.as_deref()).map(short_host);
             let gpu_uuid = match (&host, &e.gpu) {
                 (Some(h), Some(g)) if !identities.is_empty() => identities
@@ -506,6 +514,7 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
                 suppressed: e.suppressed,
             });
         }
+        events[from..].reverse();
         merge_attachments(&mut events, r.index, &attachments);
         r.attachments = attachments;
     }
