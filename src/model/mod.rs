@@ -2,8 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 mod attrs;
+mod body;
 
 pub use attrs::Attrs;
+pub use body::Body;
 
 /// The root-cause layers of the public contract.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -207,8 +209,9 @@ pub struct RawEvent {
     pub severity: Severity,
     /// The verbatim record (lossy UTF-8; several lines joined by `\n`).
     pub message: String,
-    /// The message part after the container prefix, used for matching duplicates.
-    pub body: String,
+    /// The message part after the container prefix, used for matching duplicates (see
+    /// [`RawEvent::body`]).
+    pub body: Body,
     /// Time fields from the line (or borrowed from a neighbour when `borrowed_time`).
     pub stamp: LineStamp,
     /// The stamp was taken from a neighbouring line.
@@ -223,4 +226,11 @@ pub struct RawEvent {
     pub bmc: bool,
     /// Further occurrences past the events cap that this event stands for (counted, not kept).
     pub suppressed: u64,
+}
+
+impl RawEvent {
+    /// The message part after the container prefix.
+    pub fn body(&self) -> &str {
+        self.body.text(&self.message)
+    }
 }

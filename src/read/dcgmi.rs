@@ -31,7 +31,7 @@ pub fn read(buf: &[u8], ctx: &Ctx) -> Parsed {
                 layer,
                 severity: e.severity,
                 message: text.lines().nth(e.line).unwrap_or("").to_string(),
-                body: e.attrs.get("result").cloned().unwrap_or_default(),
+                body: crate::model::Body::Own(e.attrs.get("result").cloned().unwrap_or_default()),
                 stamp: LineStamp::default(),
                 borrowed_time: false,
                 boot: 0,

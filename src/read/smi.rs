@@ -122,7 +122,7 @@ pub fn events(ctx: &Ctx, dump: &nvidia_smi::SmiDump, at: &At, out: &mut Vec<RawE
                 .lines
                 .get(e.line)
                 .map_or_else(|| reason.clone(), |l| l.to_string()),
-            body: reason,
+            body: crate::model::Body::Own(reason),
             stamp: at.stamp,
             borrowed_time: false,
             boot: 0,

@@ -202,7 +202,7 @@ pub fn drop_event(s: &Slowdown) -> Event {
         layer: Layer::Unknown,
         severity: Severity::Warning,
         message: s.first_text.clone(),
-        body: s.first_text.clone(),
+        body: crate::model::Body::Tail(0),
         attrs: attrs.into(),
         also_seen: Vec::new(),
         bmc: false,

@@ -20,7 +20,7 @@ fn dedupe_key(e: &Event) -> DedupeKey<'_> {
         &e.kind,
         e.code,
         e.gpu.as_deref(),
-        &e.body,
+        e.body(),
     )
 }
 

@@ -2,7 +2,7 @@
 //! time with anchors found in the inputs), fill hosts and GPU identities, drop duplicates seen
 //! through two routes, and order everything.
 
-use crate::model::{Attrs, Layer, RawEvent, Severity, SourceRef, TimeQuality};
+use crate::model::{Attrs, Body, Layer, RawEvent, Severity, SourceRef, TimeQuality};
 use crate::pipeline::InputResult;
 use chrono::{Datelike, TimeZone, Utc};
 use std::collections::{BTreeMap, BTreeSet};
@@ -62,8 +62,8 @@ pub struct Event {
     pub severity: Severity,
     /// Verbatim record.
     pub message: String,
-    /// Message after the prefix.
-    pub body: String,
+    /// Message after the prefix (see [`Event::body`]).
+    pub body: Body,
     /// Details.
     pub attrs: Attrs,
     /// The same event seen in other places.
@@ -75,6 +75,11 @@ pub struct Event {
 }
 
 impl Event {
+    /// The message part after the line prefix (empty once the message was taken for a report).
+    pub fn body(&self) -> &str {
+        self.body.text(&self.message)
+    }
+
     /// How many occurrences this event stands for: itself and those past the cap.
     pub fn weight(&self) -> u64 {
         1 + self.suppressed
@@ -369,7 +374,7 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
             if let (Some(m), Some(t)) = (e.stamp.mono_us, p.time_us) {
                 let host = e.host.as_deref().or(r.host.as_deref()).unwrap_or_default();
                 anchors
-                    .entry((host, e.body.as_str()))
+                    .entry((host, e.body()))
                     .or_default()
                     .push((m, t - m as i64));
             }
@@ -384,7 +389,7 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
             }
             let Some(m) = e.stamp.mono_us else { continue };
             let host = e.host.as_deref().or(r.host.as_deref()).unwrap_or_default();
-            if let Some(list) = anchors.get(&(host, e.body.as_str())) {
+            if let Some(list) = anchors.get(&(host, e.body())) {
                 for &(am, off) in list {
                     if am.abs_diff(m) <= 2_000 {
                         seg_offsets.entry(e.boot).or_default().push(off);

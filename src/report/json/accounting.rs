@@ -277,7 +277,7 @@ pub(super) fn accounting(a: &Analysis, inputs: &[InputJson]) -> AccountingJson {
                 .attrs
                 .get("text")
                 .map(str::to_string)
-                .unwrap_or_else(|| e.body.clone());
+                .unwrap_or_else(|| e.body().to_string());
             let example = match e.attrs.get("function") {
                 Some(f) => format!("{f}: {text}"),
                 None => text,
