@@ -100,9 +100,9 @@ pub fn cper_drafts(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
         let mut d = Draft::new(s.kind.unwrap_or("mce"));
         d.severity = Some(sev.as_deref().map_or(Severity::Error, severity_of));
         d.attrs
-            .insert("source".into(), if bert { "bert" } else { "ghes" }.into());
+            .insert("source", if bert { "bert" } else { "ghes" }.into());
         if let Some(v) = sev {
-            d.attrs.insert("severity".into(), v);
+            d.attrs.insert("severity", v);
         }
         for (k, v) in s.attrs {
             d.attrs.insert_if_absent(k, &v);

@@ -274,9 +274,9 @@ impl RecognizerSet {
                         // spread evenly, always keeping the last match
                         let i = if keep == n { k } else { (k + 1) * n / keep - 1 };
                         let mut d = draft_from(def, re, &all[i]);
-                        d.attrs.insert("segment".into(), i.to_string());
+                        d.attrs.insert("segment", i.to_string());
                         if let Some(m) = all[i].get(0) {
-                            d.attrs.insert("text".into(), m.as_str().trim().to_string());
+                            d.attrs.insert("text", m.as_str().trim().to_string());
                         }
                         out.push(d);
                     }

@@ -87,10 +87,7 @@ pub fn collapse_bursts(events: &mut Vec<Located>, recognizers: &[String]) {
                 let (f, n) = (*first, *n);
                 // occurrences past the events cap stay counted on the event kept
                 events[f].suppressed += extra;
-                events[f]
-                    .draft
-                    .attrs
-                    .insert("burst_lines".into(), n.to_string());
+                events[f].draft.attrs.insert("burst_lines", n.to_string());
             }
             _ => {
                 open.insert(key, (i, stamp_i, line_i, lines));

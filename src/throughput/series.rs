@@ -227,7 +227,7 @@ pub fn build(progress: &[Event], events: &[Event]) -> Vec<Series> {
     let mut by_key: BTreeMap<SeriesKey, Vec<Sample>> = BTreeMap::new();
     for e in progress {
         let a = &e.attrs;
-        let desc_eval = a.get("desc").is_some_and(|d| is_eval_label(d));
+        let desc_eval = a.get("desc").is_some_and(is_eval_label);
         if a.contains_key("pause_checkpoint") || a.contains_key("pause_eval") || desc_eval {
             let p = if a.contains_key("pause_checkpoint") {
                 Pause::Checkpoint
@@ -264,7 +264,7 @@ pub fn build(progress: &[Event], events: &[Event]) -> Vec<Series> {
                 .and_then(|s| s.parse().ok()),
             value,
             pause: None,
-            elapsed_s: a.get("elapsed").and_then(|s| elapsed_s(s)),
+            elapsed_s: a.get("elapsed").and_then(elapsed_s),
         });
     }
     for m in markers.values_mut() {
