@@ -219,9 +219,9 @@ fn skew(events: &[Event]) -> BTreeMap<String, f64> {
         ) else {
             continue;
         };
-        let op = e.attrs.get("op").cloned().unwrap_or_default();
+        let op = e.attrs.get("op").map(str::to_string).unwrap_or_default();
         starts
-            .entry((seq.clone(), op))
+            .entry((seq.to_string(), op))
             .or_default()
             .push((h.clone(), t - ran * 1000));
     }

@@ -163,30 +163,63 @@ fn analyze(a: AnalyzeArgs, timeline_only: bool) -> Result<ExitCode, ExitCode> {
         )));
     }
     note_empty_stdin(&mut analysis, a.quiet);
-    // the report takes the events' texts over (the analysis keeps their counts and places)
-    let mut rep = report::json::build_taking(&mut analysis, &knowledge.catalog);
-    // --redact: a pass over the report's values, before any format renders them
-    if let Some(r) = &redactor {
-        r.report(&mut rep);
-    }
-    let outcome = if format == OutFormat::Json && !timeline_only {
-        // streamed into the output: a report of many events is never held whole in memory
+    let outcome = if format == OutFormat::Json && !timeline_only && redactor.is_none() {
+        // each event's JSON form made as it is written: the events are never held twice
         write_output_with(a.output.as_deref(), &a.paths, |w| {
-            report::json::write(&rep, w)
+            report::json::write_taking(&mut analysis, &knowledge.catalog, w)
         })
     } else {
-        write_text(&a, format, timeline_only, &rep, &knowledge)
+        write_report(
+            &a,
+            format,
+            timeline_only,
+            &mut analysis,
+            redactor.as_ref(),
+            &knowledge,
+        )
     };
     if let Err(e) = outcome {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
             return Err(usage_error(&format!("cannot write the report: {e}")));
         }
     }
-    // the process ends here: freeing every event one by one would only cost time
-    std::mem::forget(rep);
     let code = exit_code(&analysis, &fail_on, a.quiet);
     std::mem::forget(analysis);
     code
+}
+
+/// Builds the report value (taking the events' texts over: the analysis keeps their counts and
+/// places), redacts it with `--redact`, and writes it in `format`.
+fn write_report(
+    a: &AnalyzeArgs,
+    format: OutFormat,
+    timeline_only: bool,
+    analysis: &mut faultline::Analysis,
+    redactor: Option<&faultline::redact::Redactor>,
+    knowledge: &faultline::Knowledge,
+) -> std::io::Result<()> {
+    let mut rep = report::json::build_taking(analysis, &knowledge.catalog);
+    // --redact: a pass over the report's values, before any format renders them
+    if let Some(r) = redactor {
+        r.report(&mut rep);
+    }
+    // JSON and JSON Lines are streamed into the output: a report of many events is never held
+    // whole in memory (nor a second time as a text)
+    let out = match (format, timeline_only) {
+        (OutFormat::Json, false) => write_output_with(a.output.as_deref(), &a.paths, |w| {
+            report::json::write(&rep, w)
+        }),
+        (OutFormat::Json, true) => {
+            write_output_with(a.output.as_deref(), &a.paths, |w| timeline_json(&rep, w))
+        }
+        (OutFormat::Jsonl, _) => {
+            write_output_with(a.output.as_deref(), &a.paths, |w| timeline_jsonl(&rep, w))
+        }
+        _ => write_text(a, format, timeline_only, &rep, knowledge),
+    };
+    // the process ends here: freeing every event one by one would only cost time
+    std::mem::forget(rep);
+    out
 }
 
 /// Renders a report other than the JSON one, fitted and coloured for a terminal, and writes it.
@@ -351,8 +384,9 @@ fn render(
 ) -> String {
     match (format, timeline_only) {
         (OutFormat::Json, false) => report::json::to_string(rep),
-        (OutFormat::Json, true) => timeline_json(rep),
-        (OutFormat::Jsonl, _) => timeline_jsonl(rep),
+        // streamed by `analyze`; a text of them only if another caller asks for one
+        (OutFormat::Json, true) => to_text(|w| timeline_json(rep, w)),
+        (OutFormat::Jsonl, _) => to_text(|w| timeline_jsonl(rep, w)),
         (OutFormat::Markdown, _) => report::markdown::render(rep, &knowledge.catalog),
         (OutFormat::Html, _) => report::html::render(rep, &knowledge.catalog),
         (OutFormat::Text, true) => report::text::render_timeline(rep),
@@ -360,34 +394,65 @@ fn render(
     }
 }
 
-/// `timeline --format json`: the schema tag, the tool and the events.
-fn timeline_json(rep: &report::json::Report) -> String {
-    let v = serde_json::json!({
-        "schema": TIMELINE_SCHEMA,
-        "tool": rep.tool,
-        "events": rep.events,
-    });
-    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
-    s.push('\n');
-    s
+/// What a streaming writer writes, as a text.
+fn to_text(write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>) -> String {
+    let mut v = Vec::new();
+    match write(&mut v) {
+        Ok(()) => String::from_utf8_lossy(&v).into_owned(),
+        Err(e) => format!("{{\"error\":\"{e}\"}}\n"),
+    }
+}
+
+/// `timeline --format json`: the schema tag, the tool and the events, each object's keys in
+/// sorted order (the document was first written through `serde_json::Value`, which sorts them:
+/// the bytes stay those). Streamed: one event at a time is turned into a value.
+fn timeline_json(rep: &report::json::Report, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    /// A value serialized through `serde_json::Value` (keys sorted).
+    struct Sorted<'a, T>(&'a T);
+    impl<T: serde::Serialize> serde::Serialize for Sorted<'_, T> {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            serde_json::to_value(self.0)
+                .map_err(serde::ser::Error::custom)?
+                .serialize(s)
+        }
+    }
+    /// The events, one sorted value at a time.
+    struct Events<'a>(&'a [report::json::EventJson]);
+    impl serde::Serialize for Events<'_> {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_seq(self.0.iter().map(Sorted))
+        }
+    }
+    #[derive(serde::Serialize)]
+    struct Doc<'a> {
+        events: Events<'a>,
+        schema: &'static str,
+        tool: Sorted<'a, report::json::Tool>,
+    }
+    let doc = Doc {
+        events: Events(&rep.events),
+        schema: TIMELINE_SCHEMA,
+        tool: Sorted(&rep.tool),
+    };
+    serde_json::to_writer_pretty(&mut *w, &doc).map_err(std::io::Error::other)?;
+    w.write_all(b"\n")
 }
 
 /// `timeline --format jsonl`: one event per line, each with the schema tag.
-fn timeline_jsonl(rep: &report::json::Report) -> String {
+fn timeline_jsonl(rep: &report::json::Report, w: &mut dyn std::io::Write) -> std::io::Result<()> {
     #[derive(serde::Serialize)]
     struct Line<'a> {
         schema: &'static str,
         #[serde(flatten)]
         event: &'a report::json::EventJson,
     }
-    let mut s = String::new();
     for e in &rep.events {
         let line = Line {
             schema: TIMELINE_SCHEMA,
             event: e,
         };
-        s.push_str(&serde_json::to_string(&line).unwrap_or_default());
-        s.push('\n');
+        serde_json::to_writer(&mut *w, &line).map_err(std::io::Error::other)?;
+        w.write_all(b"\n")?;
     }
-    s
+    Ok(())
 }

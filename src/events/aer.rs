@@ -43,14 +43,14 @@ pub fn aer_drafts(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
         "fatal" => Severity::Critical,
         _ => Severity::Error,
     });
-    d.attrs.insert("severity".into(), class.into());
+    d.attrs.insert("severity", class.into());
     // reporter: `pcieport 0000:00:02.0: AER: …`
     let reporter = body[..pos]
         .split_whitespace()
         .nth(1)
         .and_then(normalize_bdf);
     if let Some(r) = &reporter {
-        d.attrs.insert("reporter".into(), r.clone());
+        d.attrs.insert("reporter", r.clone());
     }
     let source = if let Some(id) = src_text.strip_prefix("id=") {
         aer_requester_id(
@@ -62,7 +62,7 @@ pub fn aer_drafts(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
         src_text.split_whitespace().next().and_then(normalize_bdf)
     };
     if let Some(s) = &source {
-        d.attrs.insert("device".into(), s.clone());
+        d.attrs.insert("device", s.clone());
     }
     if body[..pos].trim_start().starts_with("nvidia ") {
         d.gpu = reporter.clone();
@@ -77,7 +77,7 @@ pub fn aer_drafts(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
             break;
         }
         if let Some(t) = super::xid::between(detail, "type=", ",") {
-            d.attrs.insert("type".into(), t.to_string());
+            d.attrs.insert("type", t.to_string());
         }
         let dt = detail.trim();
         if let Some(close) = dt
@@ -86,11 +86,11 @@ pub fn aer_drafts(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
         {
             let name = close.trim().trim_end_matches("(First)").trim();
             if !name.is_empty() {
-                let entry = d.attrs.entry("errors".into()).or_default();
-                if !entry.is_empty() {
-                    entry.push_str(", ");
-                }
-                entry.push_str(name);
+                let errors = match d.attrs.get("errors") {
+                    Some(e) if !e.is_empty() => format!("{e}, {name}"),
+                    _ => name.to_string(),
+                };
+                d.attrs.insert("errors", errors);
             }
         }
     }

@@ -100,15 +100,15 @@ pub fn cper_drafts(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
         let mut d = Draft::new(s.kind.unwrap_or("mce"));
         d.severity = Some(sev.as_deref().map_or(Severity::Error, severity_of));
         d.attrs
-            .insert("source".into(), if bert { "bert" } else { "ghes" }.into());
+            .insert("source", if bert { "bert" } else { "ghes" }.into());
         if let Some(v) = sev {
-            d.attrs.insert("severity".into(), v);
+            d.attrs.insert("severity", v);
         }
         for (k, v) in s.attrs {
-            d.attrs.entry(k.into()).or_insert(v);
+            d.attrs.insert_if_absent(k, &v);
         }
         if d.attrs.get("vendor_id").is_some_and(|v| v == "0x10de") {
-            d.gpu = d.attrs.get("device").cloned();
+            d.gpu = d.attrs.get("device").map(str::to_string);
         }
         out.push(d);
     }
@@ -223,8 +223,8 @@ mod tests {
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].kind, "pcie_aer");
         assert_eq!(out[0].severity, Some(Severity::Error));
-        assert_eq!(out[0].attrs["device"], "0000:5e:00.0");
-        assert_eq!(out[0].attrs["vendor_id"], "0x144d");
+        assert_eq!(&out[0].attrs["device"], "0000:5e:00.0");
+        assert_eq!(&out[0].attrs["vendor_id"], "0x144d");
         assert_eq!(out[0].gpu, None);
     }
 
@@ -249,8 +249,8 @@ mod tests {
                 ("mce", Some(Severity::Warning))
             ]
         );
-        assert_eq!(out[0].attrs["error_type"], "3, multi-bit ECC");
-        assert_eq!(out[0].attrs["source"], "bert");
+        assert_eq!(&out[0].attrs["error_type"], "3, multi-bit ECC");
+        assert_eq!(&out[0].attrs["source"], "bert");
     }
 
     #[test]

@@ -21,7 +21,7 @@ pub fn torchrun_failure(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
     let mut d = Draft::new("process_exit");
     d.code = code;
     if let Some(pid) = super::xid::between(v, "(pid:", ")") {
-        d.attrs.insert("pid".into(), pid.to_string());
+        d.attrs.insert("pid", pid.to_string());
     }
     let mut root_cause = false;
     let mut host_seen = false;
@@ -32,7 +32,7 @@ pub fn torchrun_failure(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
             if d.rank.is_none() {
                 d.rank = r.split_whitespace().next().and_then(|x| x.parse().ok());
                 if let Some(l) = super::xid::between(r, "local_rank:", ")") {
-                    d.attrs.insert("local_rank".into(), l.to_string());
+                    d.attrs.insert("local_rank", l.to_string());
                 }
             }
         } else if let Some(h) = field(line, "host") {
@@ -61,12 +61,12 @@ pub fn torchrun_failure(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
         }
     }
     if root_cause {
-        d.attrs.insert("root_cause".into(), "true".into());
+        d.attrs.insert("root_cause", "true".into());
     }
     for line in rec.following.iter().take(3) {
         if let Some(tb) = field(line, "traceback") {
             if let Some(sig) = super::xid::between(tb, "(", ")") {
-                d.attrs.insert("signal".into(), sig.to_string());
+                d.attrs.insert("signal", sig.to_string());
             }
         }
     }
@@ -82,9 +82,7 @@ pub fn torchrun_failure(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
             _ => "",
         };
         if !sig.is_empty() {
-            d.attrs
-                .entry("signal".into())
-                .or_insert_with(|| sig.to_string());
+            d.attrs.insert_if_absent("signal", sig);
         }
     }
     out.push(d);

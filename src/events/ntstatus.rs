@@ -50,17 +50,16 @@ pub fn annotate(table: &[NtStatus], d: &mut Draft) {
     let value = d
         .attrs
         .get("status")
-        .and_then(|s| parse_status(s))
+        .and_then(parse_status)
         .or_else(|| d.code.and_then(|c| parse_status(&c.to_string())));
     let Some(v) = value else { return };
     let Some(e) = table.iter().rev().find(|e| e.code == v) else {
-        d.attrs.insert("ntstatus".into(), format!("0x{v:08X}"));
+        d.attrs.insert("ntstatus", format!("0x{v:08X}"));
         return;
     };
-    d.attrs.insert("ntstatus".into(), e.name.clone());
-    d.attrs.insert("meaning".into(), e.meaning.clone());
-    d.attrs
-        .insert("layer_hint".into(), e.layer.as_str().to_string());
+    d.attrs.insert("ntstatus", e.name.clone());
+    d.attrs.insert("meaning", e.meaning.clone());
+    d.attrs.insert("layer_hint", e.layer.as_str().to_string());
 }
 
 #[cfg(test)]

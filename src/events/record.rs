@@ -1,7 +1,6 @@
 //! What recognizers work on and give: the candidate record and the event draft.
 
 use crate::model::{Layer, LineStamp, Severity};
-use std::collections::BTreeMap;
 
 /// An event before the timeline stage fills in input, line and time.
 #[derive(Clone, Debug, Default)]
@@ -23,7 +22,7 @@ pub struct Draft {
     /// Time named inside the record.
     pub stamp: Option<LineStamp>,
     /// Details.
-    pub attrs: BTreeMap<String, String>,
+    pub attrs: crate::model::Attrs,
     /// Derived from another event of the same line.
     pub derived: bool,
     /// Captures to merge into an earlier event of this kind.

@@ -72,10 +72,10 @@ fn draft_from(def: &RecognizerDef, re: &Regex, caps: &regex::Captures<'_>) -> Dr
                         mono_us: None,
                     });
                 }
-                d.attrs.insert("at".to_string(), v.to_string());
+                d.attrs.insert_str("at", v);
             }
             _ => {
-                d.attrs.insert(name.to_string(), v.to_string());
+                d.attrs.insert_str(name, v);
             }
         }
     }
@@ -83,7 +83,7 @@ fn draft_from(def: &RecognizerDef, re: &Regex, caps: &regex::Captures<'_>) -> Dr
         d.code = def.code;
     }
     for (k, v) in &def.details {
-        d.attrs.entry(k.clone()).or_insert_with(|| v.clone());
+        d.attrs.insert_if_absent(k, v);
     }
     d.attach_to = def.attach_to.clone();
     d.code_table = def.code_table.clone();
@@ -154,8 +154,8 @@ impl RecognizerSet {
                 let d = drafts.remove(i);
                 let target = if j > i { j - 1 } else { j };
                 let t = &mut drafts[target];
-                for (k, v) in d.attrs {
-                    t.attrs.entry(k).or_insert(v);
+                for (k, v) in &d.attrs {
+                    t.attrs.insert_if_absent(k, v);
                 }
                 if t.gpu.is_none() {
                     t.gpu = d.gpu;
@@ -274,9 +274,9 @@ impl RecognizerSet {
                         // spread evenly, always keeping the last match
                         let i = if keep == n { k } else { (k + 1) * n / keep - 1 };
                         let mut d = draft_from(def, re, &all[i]);
-                        d.attrs.insert("segment".into(), i.to_string());
+                        d.attrs.insert("segment", i.to_string());
                         if let Some(m) = all[i].get(0) {
-                            d.attrs.insert("text".into(), m.as_str().trim().to_string());
+                            d.attrs.insert("text", m.as_str().trim().to_string());
                         }
                         out.push(d);
                     }

@@ -165,7 +165,7 @@ pub fn ib_drafts(rec: &Record<'_>, table: &[VerbsEntry], out: &mut Vec<Draft>) -
     let entry = key.and_then(|k| lookup(table, family, k));
     let mut d = Draft::new("nccl_error");
     d.attrs.insert(
-        "family".into(),
+        "family",
         match family {
             Family::Completion => "ib_completion",
             Family::Async => "ib_async_event",
@@ -177,18 +177,18 @@ pub fn ib_drafts(rec: &Record<'_>, table: &[VerbsEntry], out: &mut Vec<Draft>) -
         .and_then(|_| detail(rest, "from peer ", &[' ']))
     {
         d.attrs
-            .insert("peer".into(), v.split('<').next().unwrap_or(v).to_string());
+            .insert("peer", v.split('<').next().unwrap_or(v).to_string());
     }
     if let Some(v) =
         detail(rest, "vendor err ", &[' ', ')']).or_else(|| detail(rest, "vendor_err=", &[' ']))
     {
-        d.attrs.insert("vendor_err".into(), v.to_string());
+        d.attrs.insert("vendor_err", v.to_string());
     }
     if let Some(v) = detail(rest, "hca ", &[' ']) {
-        d.attrs.insert("hca".into(), v.to_string());
+        d.attrs.insert("hca", v.to_string());
     }
     if let Some(v) = device_port(body) {
-        d.attrs.insert("ib_port".into(), v.to_string());
+        d.attrs.insert("ib_port", v.to_string());
     }
     let class = entry.map_or("unknown", |e| e.class.as_str());
     if let Some(e) = entry {
@@ -197,12 +197,12 @@ pub fn ib_drafts(rec: &Record<'_>, table: &[VerbsEntry], out: &mut Vec<Draft>) -
         } else {
             "ib_event"
         };
-        d.attrs.insert(k.into(), e.value.to_string());
-        d.attrs.insert(format!("{k}_name"), e.name.clone());
-        d.attrs.insert("ib_class".into(), class.to_string());
+        d.attrs.insert(k, e.value.to_string());
+        d.attrs.insert_str(&format!("{k}_name"), &e.name);
+        d.attrs.insert("ib_class", class.to_string());
     }
     if let Some(hint) = points_at(class) {
-        d.attrs.insert("points_at".into(), hint.into());
+        d.attrs.insert("points_at", hint.into());
     }
     let severity = entry.map_or(Severity::Error, |e| e.severity);
     if entry.is_none() && !rest.starts_with("CQE with error") {
@@ -215,7 +215,7 @@ pub fn ib_drafts(rec: &Record<'_>, table: &[VerbsEntry], out: &mut Vec<Draft>) -
         "success" | "benign" => return true,
         "follow_on" => {
             d.severity = Some(Severity::Warning);
-            d.attrs.insert("follow_on".into(), "true".into());
+            d.attrs.insert("follow_on", "true".into());
             out.push(d);
             return true;
         }
@@ -225,7 +225,7 @@ pub fn ib_drafts(rec: &Record<'_>, table: &[VerbsEntry], out: &mut Vec<Draft>) -
     link.attrs = d.attrs.clone();
     link.severity = Some(severity);
     if class == "recovery" {
-        link.attrs.insert("recovery".into(), "true".into());
+        link.attrs.insert("recovery", "true".into());
         out.push(link);
         return true;
     }
@@ -271,7 +271,7 @@ mod tests {
         let mut out = Vec::new();
         ib_drafts(&rec, &table(), &mut out);
         out.into_iter()
-            .map(|d| (d.kind, d.attrs.get("ib_class").cloned()))
+            .map(|d| (d.kind, d.attrs.get("ib_class").map(str::to_string)))
             .collect()
     }
 

@@ -103,7 +103,7 @@ pub fn parse_sxid(i: &str) -> IResult<&str, SxidLine<'_>> {
 }
 
 fn attr(d: &mut Draft, k: &str, v: impl Into<String>) {
-    d.attrs.insert(k.to_string(), v.into());
+    d.attrs.insert(k, v.into());
 }
 
 /// Turns an Xid line into drafts: the `xid` event plus kinds derived from its code.
@@ -272,10 +272,7 @@ mod tests {
             &Default::default(),
             &mut out
         ));
-        assert_eq!(
-            out[0].attrs.get("caused_by_xid").map(String::as_str),
-            Some("149")
-        );
+        assert_eq!(out[0].attrs.get("caused_by_xid"), Some("149"));
     }
 
     #[test]

@@ -34,7 +34,7 @@ pub(super) fn cause_of(
 /// Lifecycle or Redfish record.
 fn describe(c: &Event, catalog: &Catalog) -> String {
     let title = catalog.title(&c.kind, c.code);
-    let a = |k: &str| c.attrs.get(k).map(String::as_str);
+    let a = |k: &str| c.attrs.get(k);
     let detail = match (a("sensor"), a("event"), a("message_id"), a("message")) {
         (Some(s), Some(ev), _, _) => Some(format!("{s}: {ev}")),
         (_, _, Some(id), Some(m)) => Some(format!("{id}: {}", m.trim_end_matches('.'))),

@@ -29,8 +29,8 @@ struct Change<'a> {
     event: &'a Event,
     driver: bool,
     name: String,
-    from: Option<&'a String>,
-    to: Option<&'a String>,
+    from: Option<&'a str>,
+    to: Option<&'a str>,
 }
 
 impl Change<'_> {
@@ -55,7 +55,7 @@ fn change<'a>(index: usize, e: &'a Event, p: &DriftParams) -> Option<Change<'a>>
     }
     let installer = e.attrs.get("driver_version");
     let name = match (e.attrs.get("package"), installer) {
-        (Some(n), _) => n.clone(),
+        (Some(n), _) => n.to_string(),
         (None, Some(_)) => "the NVIDIA driver (.run installer)".to_string(),
         (None, None) => return None,
     };
@@ -175,7 +175,12 @@ fn load_drift(events: &[Event], host: &String, start: i64) -> Option<(f64, Strin
         .windows(2)
         .rev()
         .find(|w| w[0].1.attrs.get("driver_version") != w[1].1.attrs.get("driver_version"))?;
-    let version = |e: &Event| e.attrs.get("driver_version").cloned().unwrap_or_default();
+    let version = |e: &Event| {
+        e.attrs
+            .get("driver_version")
+            .map(str::to_string)
+            .unwrap_or_default()
+    };
     let (i, now) = w[1];
     let text = format!(
         "the driver on {host} changed from {} to {} {} before the first fault ({}:{})",

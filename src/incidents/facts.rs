@@ -15,7 +15,7 @@ type UnitKey = (Option<String>, Option<String>, String, String);
 /// Per GPU: distinct Xid codes and the layers they span.
 type CodesOnGpu = BTreeMap<GpuKey, (BTreeSet<i64>, BTreeSet<&'static str>)>;
 /// A collective's operation type and input size, as a watchdog line names them.
-type OpAndSize<'e> = (Option<&'e String>, Option<&'e String>);
+type OpAndSize<'e> = (Option<&'e str>, Option<&'e str>);
 
 /// The incident's indexes, filled on first use.
 pub(super) struct Facts<'a> {
@@ -86,15 +86,12 @@ impl<'a> Facts<'a> {
             .member_events()
             .filter(|e| e.kind == "nccl_timeout")
             .collect();
-        let ops: BTreeSet<&str> = timeouts
-            .iter()
-            .filter_map(|e| e.attrs.get("op").map(String::as_str))
-            .collect();
+        let ops: BTreeSet<&str> = timeouts.iter().filter_map(|e| e.attrs.get("op")).collect();
         let mut per_seq: BTreeMap<&str, BTreeSet<OpAndSize>> = BTreeMap::new();
         for e in &timeouts {
             if let Some(seq) = e.attrs.get("seq") {
                 per_seq
-                    .entry(seq.as_str())
+                    .entry(seq)
                     .or_default()
                     .insert((e.attrs.get("op"), e.attrs.get("numel_in")));
             }
@@ -148,8 +145,8 @@ impl<'a> Facts<'a> {
             Some((
                 x.host.clone(),
                 Some(x.gpu.clone()?),
-                x.attrs.get("gpc")?.clone(),
-                x.attrs.get("tpc")?.clone(),
+                x.attrs.get("gpc")?.to_string(),
+                x.attrs.get("tpc")?.to_string(),
             ))
         };
         let Some(key) = unit(e) else { return 0 };
@@ -160,7 +157,7 @@ impl<'a> Facts<'a> {
                     continue;
                 }
                 if let (Some(k), Some(pid)) = (unit(x), x.attrs.get("pid")) {
-                    m.entry(k).or_default().insert(pid.clone());
+                    m.entry(k).or_default().insert(pid.to_string());
                 }
             }
             m

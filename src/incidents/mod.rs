@@ -209,7 +209,7 @@ pub fn render(template: &str, e: &Event, count: u64, catalog: &Catalog) -> Strin
         .replace("{rank}", &e.rank.map(|r| r.to_string()).unwrap_or_default())
         .replace(
             "{caused_by_xid}",
-            e.attrs.get("caused_by_xid").map_or("", String::as_str),
+            e.attrs.get("caused_by_xid").unwrap_or(""),
         )
         .replace(
             "{caused_by_title}",
@@ -220,9 +220,7 @@ pub fn render(template: &str, e: &Event, count: u64, catalog: &Catalog) -> Strin
         )
         .replace(
             "{frames}",
-            e.attrs
-                .get("frames")
-                .map_or("no frames shown", String::as_str),
+            e.attrs.get("frames").unwrap_or("no frames shown"),
         )
 }
 

@@ -122,12 +122,12 @@ pub fn events(ctx: &Ctx, dump: &nvidia_smi::SmiDump, at: &At, out: &mut Vec<RawE
                 .lines
                 .get(e.line)
                 .map_or_else(|| reason.clone(), |l| l.to_string()),
-            body: reason,
+            body: crate::model::Body::Own(reason),
             stamp: at.stamp,
             borrowed_time: false,
             boot: 0,
             recognizer: "nvidia-smi-q".into(),
-            attrs: e.attrs.clone(),
+            attrs: e.attrs.clone().into(),
             bmc: false,
             suppressed: 0,
         });

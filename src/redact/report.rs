@@ -5,10 +5,10 @@
 //! Xid codes, driver versions) is kept so that the report stays useful.
 
 use super::Redactor;
+use crate::model::Attrs;
 use crate::report::json::{
     EventJson, GpuJson, HostJson, IncidentJson, InputJson, JobJson, Report, SourceJson,
 };
-use std::collections::BTreeMap;
 
 /// Detail names whose values are host names, and user names.
 const HOST_DETAILS: &[&str] = &["host", "peer", "server", "node", "remote", "hostname"];
@@ -87,16 +87,18 @@ impl Redactor {
     }
 
     /// Detail values: texts, and hosts or users as whole values where the name says so.
-    pub fn details(&self, d: &mut BTreeMap<String, String>) {
-        for (k, v) in d.iter_mut() {
-            if HOST_DETAILS.contains(&k.as_str()) {
-                *v = self.host(v);
-            } else if USER_DETAILS.contains(&k.as_str()) {
-                *v = self.user(v);
+    pub fn details(&self, d: &mut Attrs) {
+        d.map_values(|k, v| {
+            if HOST_DETAILS.contains(&k) {
+                self.host(v)
+            } else if USER_DETAILS.contains(&k) {
+                self.user(v)
             } else {
-                self.put(v);
+                let mut v = v.to_string();
+                self.put(&mut v);
+                v
             }
-        }
+        });
     }
 
     fn incident(&self, i: &mut IncidentJson) {

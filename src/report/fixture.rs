@@ -28,7 +28,7 @@ pub fn event(n: usize, host: String, sev: &'static str) -> EventJson {
         title: "Graphics engine exception".into(),
         message: format!("line {n}"),
         uptime_s: None,
-        details: BTreeMap::new(),
+        details: crate::model::Attrs::new(),
         also_seen: vec![],
         suppressed: 0,
     }

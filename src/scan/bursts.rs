@@ -61,14 +61,14 @@ pub fn collapse_bursts(events: &mut Vec<Located>, recognizers: &[String]) {
             e.draft
                 .gpu
                 .clone()
-                .or_else(|| a.get("gpu_instance").cloned()),
-            a.get("family").cloned(),
-            a.get("class").cloned(),
-            a.get("status").cloned(),
+                .or_else(|| a.get("gpu_instance").map(str::to_string)),
+            a.get("family").map(str::to_string),
+            a.get("class").map(str::to_string),
+            a.get("status").map(str::to_string),
             if generic {
                 a.get("function")
-                    .cloned()
-                    .or_else(|| a.get("text").cloned())
+                    .map(str::to_string)
+                    .or_else(|| a.get("text").map(str::to_string))
             } else {
                 None
             },
@@ -87,10 +87,7 @@ pub fn collapse_bursts(events: &mut Vec<Located>, recognizers: &[String]) {
                 let (f, n) = (*first, *n);
                 // occurrences past the events cap stay counted on the event kept
                 events[f].suppressed += extra;
-                events[f]
-                    .draft
-                    .attrs
-                    .insert("burst_lines".into(), n.to_string());
+                events[f].draft.attrs.insert("burst_lines", n.to_string());
             }
             _ => {
                 open.insert(key, (i, stamp_i, line_i, lines));

@@ -325,7 +325,7 @@ fn build(
             r.annotate(&mut d, &set.trace);
         }
         if let Some(m) = &record_message {
-            d.attrs.entry("message".into()).or_insert_with(|| m.clone());
+            d.attrs.insert_if_absent("message", m);
         }
         // one update of a progress bar glued into a long line: its own text is the evidence
         let segment_text = if d.attrs.contains_key("segment") {

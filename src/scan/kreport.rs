@@ -388,22 +388,21 @@ impl Report {
     pub fn annotate(&self, d: &mut Draft, trace: &TraceDef) {
         let modules = self.modules();
         if !modules.is_empty() {
-            d.attrs.insert("modules".into(), modules.join(", "));
+            d.attrs.insert("modules", modules.join(", "));
         }
         let first = self.first_frames(trace);
         if !first.is_empty() {
-            d.attrs.insert("frames".into(), first.join(" < "));
+            d.attrs.insert("frames", first.join(" < "));
         }
-        d.attrs
-            .insert("trace_lines".into(), self.lines.len().to_string());
+        d.attrs.insert("trace_lines", self.lines.len().to_string());
         if let Some(s) = &self.state {
-            d.attrs.insert("state".into(), s.clone());
+            d.attrs.insert("state", s.clone());
         }
         if let Some(b) = &self.blocker {
-            d.attrs.insert("blocker".into(), b.clone());
+            d.attrs.insert("blocker", b.clone());
         }
         if d.layer.is_none() {
-            let process = d.attrs.get("process").map(String::as_str).unwrap_or("");
+            let process = d.attrs.get("process").unwrap_or("");
             d.layer = Some(self.layer(trace, process).unwrap_or(Layer::Unknown));
         }
     }

@@ -139,7 +139,7 @@ pub struct Series {
     pub thinned: usize,
 }
 
-fn parse_num(s: Option<&String>) -> Option<f64> {
+fn parse_num(s: Option<&str>) -> Option<f64> {
     s.and_then(|v| v.parse::<f64>().ok())
         .filter(|v| v.is_finite() && *v > 0.0)
 }
@@ -179,7 +179,7 @@ fn reading(e: &Event) -> Option<(Metric, f64, String)> {
                     .to_string()
             })
             .unwrap_or_default();
-        let total = a.get("total").cloned().unwrap_or_default();
+        let total = a.get("total").map(str::to_string).unwrap_or_default();
         let label = if desc.is_empty() {
             format!("progress bar of {total} steps")
         } else {
@@ -193,8 +193,8 @@ fn reading(e: &Event) -> Option<(Metric, f64, String)> {
     if let Some(v) = parse_num(a.get("it_per_s")) {
         return Some(bar(1000.0 / v));
     }
-    if let Some(v) = parse_num(a.get("tokens_per_s").map(|t| t.replace(',', "")).as_ref()) {
-        let trainer = a.get("trainer").map_or("trainer", |t| t.as_str());
+    if let Some(v) = parse_num(a.get("tokens_per_s").map(|t| t.replace(',', "")).as_deref()) {
+        let trainer = a.get("trainer").unwrap_or("trainer");
         return Some((Metric::TokensPerSec, v, format!("{trainer} tokens/s")));
     }
     if let Some(v) = parse_num(a.get("samples_per_s").or_else(|| a.get("samples_per_s2"))) {
@@ -227,7 +227,7 @@ pub fn build(progress: &[Event], events: &[Event]) -> Vec<Series> {
     let mut by_key: BTreeMap<SeriesKey, Vec<Sample>> = BTreeMap::new();
     for e in progress {
         let a = &e.attrs;
-        let desc_eval = a.get("desc").is_some_and(|d| is_eval_label(d));
+        let desc_eval = a.get("desc").is_some_and(is_eval_label);
         if a.contains_key("pause_checkpoint") || a.contains_key("pause_eval") || desc_eval {
             let p = if a.contains_key("pause_checkpoint") {
                 Pause::Checkpoint
@@ -254,14 +254,17 @@ pub fn build(progress: &[Event], events: &[Event]) -> Vec<Series> {
             path: e.source.path.clone(),
             line: e.source.line,
             segment,
-            text: a.get("text").cloned().unwrap_or_else(|| e.message.clone()),
+            text: a
+                .get("text")
+                .map(str::to_string)
+                .unwrap_or_else(|| e.message.clone()),
             iter: a
                 .get("iter")
                 .or_else(|| a.get("iter2"))
                 .and_then(|s| s.parse().ok()),
             value,
             pause: None,
-            elapsed_s: a.get("elapsed").and_then(|s| elapsed_s(s)),
+            elapsed_s: a.get("elapsed").and_then(elapsed_s),
         });
     }
     for m in markers.values_mut() {

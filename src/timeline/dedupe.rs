@@ -20,7 +20,7 @@ fn dedupe_key(e: &Event) -> DedupeKey<'_> {
         &e.kind,
         e.code,
         e.gpu.as_deref(),
-        &e.body,
+        e.body(),
     )
 }
 
@@ -41,6 +41,9 @@ pub const MAX_ALSO_SEEN: usize = 64;
 /// kernel log twice); the same line repeated within one plain log is a repeat, kept, unless it is
 /// a BMC record (the same record exported twice).
 pub(super) fn dedupe(mut events: Vec<Event>, bundles: &BTreeSet<usize>) -> Vec<Event> {
+    if !may_repeat(&events, bundles) {
+        return events;
+    }
     // in place: the kept events are moved to the front (`kept` of them), in order
     let mut kept = 0;
     let mut index: crate::scan::FastMap<u64, Vec<usize>> = Default::default();
@@ -97,6 +100,17 @@ pub(super) fn dedupe(mut events: Vec<Event>, bundles: &BTreeSet<usize>) -> Vec<E
     }
     events.truncate(kept);
     events
+}
+
+/// Whether two events may be one seen twice: they come from two inputs, or from a bug report, or
+/// one is a BMC record. Else (one plain log) nothing is a copy and no index is built.
+fn may_repeat(events: &[Event], bundles: &BTreeSet<usize>) -> bool {
+    let Some(first) = events.first() else {
+        return false;
+    };
+    events
+        .iter()
+        .any(|e| e.input != first.input || e.bmc || bundles.contains(&e.input))
 }
 
 /// BMC events of different inputs this close in time (µs) are one assertion when host, kind,
@@ -167,7 +181,7 @@ pub(super) fn process_routes(events: Vec<Event>) -> Vec<Event> {
         if e.kind == "process_exit" {
             if let Some(pid) = e.attrs.get("pid") {
                 by_pid
-                    .entry((e.host.clone(), pid.clone()))
+                    .entry((e.host.clone(), pid.to_string()))
                     .or_default()
                     .push(i);
             }
@@ -220,8 +234,8 @@ pub(super) fn process_routes(events: Vec<Event>) -> Vec<Event> {
                 e.rank = e.rank.or(c.rank);
                 e.gpu = e.gpu.or(c.gpu);
                 e.code = e.code.or(c.code);
-                for (k, v) in c.attrs {
-                    e.attrs.entry(k).or_insert(v);
+                for (k, v) in &c.attrs {
+                    e.attrs.insert_if_absent(k, v);
                 }
                 e.suppressed = e.suppressed.max(c.suppressed);
                 if e.also_seen.len() < MAX_ALSO_SEEN {

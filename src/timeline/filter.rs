@@ -168,8 +168,7 @@ fn gpu_is(e: &Event, want: &str) -> bool {
         return e.gpu.as_deref().is_some_and(of);
     }
     if want.bytes().all(|b| b.is_ascii_digit()) {
-        return e.gpu.as_deref() == Some(want)
-            || e.attrs.get("gpu_index").map(String::as_str) == Some(want);
+        return e.gpu.as_deref() == Some(want) || e.attrs.get("gpu_index") == Some(want);
     }
     let same = |g: &Option<String>| g.as_deref().is_some_and(|g| g.eq_ignore_ascii_case(want));
     same(&e.gpu) || same(&e.gpu_uuid)

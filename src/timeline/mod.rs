@@ -2,7 +2,7 @@
 //! time with anchors found in the inputs), fill hosts and GPU identities, drop duplicates seen
 //! through two routes, and order everything.
 
-use crate::model::{Layer, RawEvent, Severity, SourceRef, TimeQuality};
+use crate::model::{Attrs, Body, Layer, RawEvent, Severity, SourceRef, TimeQuality};
 use crate::pipeline::InputResult;
 use chrono::{Datelike, TimeZone, Utc};
 use std::collections::{BTreeMap, BTreeSet};
@@ -62,10 +62,10 @@ pub struct Event {
     pub severity: Severity,
     /// Verbatim record.
     pub message: String,
-    /// Message after the prefix.
-    pub body: String,
+    /// Message after the prefix (see [`Event::body`]).
+    pub body: Body,
     /// Details.
-    pub attrs: BTreeMap<String, String>,
+    pub attrs: Attrs,
     /// The same event seen in other places.
     pub also_seen: Vec<SourceRef>,
     /// Seen by the server's management controller (its times are on the BMC's clock).
@@ -75,6 +75,11 @@ pub struct Event {
 }
 
 impl Event {
+    /// The message part after the line prefix (empty once the message was taken for a report).
+    pub fn body(&self) -> &str {
+        self.body.text(&self.message)
+    }
+
     /// How many occurrences this event stands for: itself and those past the cap.
     pub fn weight(&self) -> u64 {
         1 + self.suppressed
@@ -191,6 +196,9 @@ pub fn short_host(h: &str) -> String {
 
 /// A step back of the wall clock between two events of one input larger than this is reported.
 const BACKWARDS_US: i64 = 60 * 1_000_000;
+
+/// While raw events move to the timeline, their list gives its memory back this often.
+const SHRINK_EVERY: usize = 1 << 15;
 
 /// Builds the timeline from all inputs.
 pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
@@ -366,7 +374,7 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
             if let (Some(m), Some(t)) = (e.stamp.mono_us, p.time_us) {
                 let host = e.host.as_deref().or(r.host.as_deref()).unwrap_or_default();
                 anchors
-                    .entry((host, e.body.as_str()))
+                    .entry((host, e.body()))
                     .or_default()
                     .push((m, t - m as i64));
             }
@@ -381,7 +389,7 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
             }
             let Some(m) = e.stamp.mono_us else { continue };
             let host = e.host.as_deref().or(r.host.as_deref()).unwrap_or_default();
-            if let Some(list) = anchors.get(&(host, e.body.as_str())) {
+            if let Some(list) = anchors.get(&(host, e.body())) {
                 for &(am, off) in list {
                     if am.abs_diff(m) <= 2_000 {
                         seg_offsets.entry(e.boot).or_default().push(off);
@@ -452,10 +460,10 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
             };
             let ent = identities.entry((host, g)).or_default();
             if let Some(u) = a.attrs.get("uuid") {
-                ent.0 = Some(u.clone());
+                ent.0 = Some(u.to_string());
             }
             if let Some(s) = a.attrs.get("serial").or_else(|| a.attrs.get("serial2")) {
-                ent.1 = Some(s.clone());
+                ent.1 = Some(s.to_string());
             }
         }
     }
@@ -463,8 +471,13 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
     let mut events = Vec::with_capacity(results.iter().map(|r| r.events.len()).sum());
     for (r, pv) in results.iter_mut().zip(pend) {
         let attachments = std::mem::take(&mut r.attachments);
-        // taken, not drained: the input's raw events are freed once moved to the timeline
-        for (e, p) in std::mem::take(&mut r.events).into_iter().zip(pv) {
+        // moved from the back, the raw events' list shrinking as the timeline's grows (the two
+        // are never both whole), then the input's part put back in line order
+        let (mut raw, mut pv, from) = (std::mem::take(&mut r.events), pv, events.len());
+        while let (Some(e), Some(p)) = (raw.pop(), pv.pop()) {
+            if raw.len() % SHRINK_EVERY == 0 {
+                raw.shrink_to_fit();
+            }
             let host = e.host.as_deref().or(r.host.as_deref()).map(short_host);
             let gpu_uuid = match (&host, &e.gpu) {
                 (Some(h), Some(g)) if !identities.is_empty() => identities
@@ -506,6 +519,7 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
                 suppressed: e.suppressed,
             });
         }
+        events[from..].reverse();
         merge_attachments(&mut events, r.index, &attachments);
         r.attachments = attachments;
     }
@@ -554,7 +568,7 @@ fn merge_attachments(events: &mut [Event], input: usize, attachments: &[RawEvent
         });
         if let Some(t) = target {
             for (k, v) in &a.attrs {
-                t.attrs.entry(k.clone()).or_insert_with(|| v.clone());
+                t.attrs.insert_if_absent(k, v);
             }
         }
     }

@@ -500,9 +500,9 @@ pub fn nvrm_drafts(k: &Nvrm, rec: &Record<'_>, out: &mut Vec<Draft>) {
     if let Some((gpu, err)) = probe_failure(body) {
         let mut d = Draft::new("gpu_init_failure");
         d.gpu = gpu;
-        d.attrs.insert("error".into(), err);
-        d.attrs.insert("family".into(), "init".into());
-        d.attrs.insert("class".into(), "probe-failed".into());
+        d.attrs.insert("error", err);
+        d.attrs.insert("family", "init".into());
+        d.attrs.insert("class", "probe-failed".into());
         if let Some(r) = reason_around(k, rec, d.gpu.as_deref()) {
             set_reason(k, &mut d, r);
         }
@@ -518,7 +518,7 @@ pub fn nvrm_drafts(k: &Nvrm, rec: &Record<'_>, out: &mut Vec<Draft>) {
     d.severity = v.severity;
     d.layer = v.layer;
     let mut attr = |key: &str, val: String| {
-        d.attrs.insert(key.to_string(), val);
+        d.attrs.insert(key, val);
     };
     if let Some(f) = &line.function {
         attr("function", f.clone());
@@ -589,9 +589,9 @@ pub fn nvrm_drafts(k: &Nvrm, rec: &Record<'_>, out: &mut Vec<Draft>) {
 
 /// The `reason` detail and the `cause` group the judge reads.
 fn set_reason(k: &Nvrm, d: &mut Draft, reason: &str) {
-    d.attrs.insert("reason".into(), reason.to_string());
+    d.attrs.insert("reason", reason.to_string());
     if let Some(r) = k.reason(reason).filter(|_| d.kind == "gpu_init_failure") {
-        d.attrs.insert("cause".into(), r.cause.clone());
+        d.attrs.insert("cause", r.cause.clone());
     }
 }
 

@@ -276,8 +276,8 @@ pub(super) fn accounting(a: &Analysis, inputs: &[InputJson]) -> AccountingJson {
             let text = e
                 .attrs
                 .get("text")
-                .cloned()
-                .unwrap_or_else(|| e.body.clone());
+                .map(str::to_string)
+                .unwrap_or_else(|| e.body().to_string());
             let example = match e.attrs.get("function") {
                 Some(f) => format!("{f}: {text}"),
                 None => text,

@@ -35,7 +35,7 @@ pub(super) fn hosts(a: &Analysis) -> Vec<HostJson> {
     for ev in a.events.iter().filter(|e| e.kind == "driver_load") {
         let Some(h) = &ev.host else { continue };
         let e = map.entry(h.clone()).or_insert_with(|| bare_host(h));
-        let v = ev.attrs.get("driver_version").cloned();
+        let v = ev.attrs.get("driver_version").map(str::to_string);
         if e.driver.is_none() {
             e.driver = v.clone();
         }

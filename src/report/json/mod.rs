@@ -3,6 +3,7 @@
 
 use super::iso_us;
 use crate::catalog::Catalog;
+use crate::model::Attrs;
 use crate::timeline::Event;
 use crate::Analysis;
 use serde::Serialize;
@@ -106,8 +107,8 @@ pub struct EventJson {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub uptime_s: Option<f64>,
     /// Details.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub details: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Attrs::is_empty")]
+    pub details: Attrs,
     /// Other places the same event was seen.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub also_seen: Vec<SourceJson>,
@@ -351,7 +352,9 @@ pub struct JobJson {
 }
 
 /// The whole report.
-#[derive(Serialize, Clone, Debug)]
+#[derive(Clone, Debug)]
+/// Serialized field for field in this order, the optional lists and the job left out when
+/// empty (see `serialize_report`).
 pub struct Report {
     /// `faultline/report/v1`.
     pub schema: &'static str,
@@ -366,19 +369,88 @@ pub struct Report {
     /// Verdict.
     pub verdict: VerdictJson,
     /// Hosts.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<HostJson>,
     /// GPUs.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub gpus: Vec<GpuJson>,
     /// The distributed job.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub job: Option<JobJson>,
     /// Warnings not tied to one input, and clock notes.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     /// What was read, recognized and skipped, over all inputs.
     pub accounting: AccountingJson,
+}
+
+impl Serialize for Report {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        serialize_report(self, &self.events, s)
+    }
+}
+
+/// Serializes `r` with `events` in the place of its event list: the one list of the report's
+/// fields, for the report as built and for [`write_taking`].
+fn serialize_report<S: serde::Serializer>(
+    r: &Report,
+    events: impl Serialize,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeStruct;
+    let mut st = s.serialize_struct("Report", 11)?;
+    st.serialize_field("schema", r.schema)?;
+    st.serialize_field("tool", &r.tool)?;
+    st.serialize_field("inputs", &r.inputs)?;
+    st.serialize_field("events", &events)?;
+    st.serialize_field("incidents", &r.incidents)?;
+    st.serialize_field("verdict", &r.verdict)?;
+    if !r.hosts.is_empty() {
+        st.serialize_field("hosts", &r.hosts)?;
+    }
+    if !r.gpus.is_empty() {
+        st.serialize_field("gpus", &r.gpus)?;
+    }
+    if let Some(j) = &r.job {
+        st.serialize_field("job", j)?;
+    }
+    if !r.notes.is_empty() {
+        st.serialize_field("notes", &r.notes)?;
+    }
+    st.serialize_field("accounting", &r.accounting)?;
+    st.end()
+}
+
+/// The events of an analysis, each turned into its JSON form (texts moved out of it) only when
+/// it is written.
+struct TakenEvents<'a> {
+    events: std::cell::RefCell<&'a mut [Event]>,
+    catalog: &'a Catalog,
+}
+
+impl Serialize for TakenEvents<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut events = self.events.borrow_mut();
+        s.collect_seq(
+            events
+                .iter_mut()
+                .map(|e| event_json_taking(e, self.catalog)),
+        )
+    }
+}
+
+/// Writes the report of `a` as [`write`] writes the one [`build_taking`] makes (the same bytes),
+/// each event's JSON form made as it is written: the events are never held a second time. The
+/// events' texts are moved out as by [`build_taking`].
+pub fn write_taking(
+    a: &mut Analysis,
+    catalog: &Catalog,
+    w: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let rest = build_rest(a);
+    let events = TakenEvents {
+        events: std::cell::RefCell::new(&mut a.events),
+        catalog,
+    };
+    let mut ser = serde_json::Serializer::pretty(&mut *w);
+    serialize_report(&rest, &events, &mut ser).map_err(std::io::Error::other)?;
+    w.write_all(b"\n")
 }
 
 /// The JSON form of an event, copied ([`event_json_taking`] on a copy).

@@ -1,7 +1,11 @@
 //! Core value types shared by every pipeline stage: layers, severities, time stamps and events.
 
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+mod attrs;
+mod body;
+
+pub use attrs::Attrs;
+pub use body::Body;
 
 /// The root-cause layers of the public contract.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -205,8 +209,9 @@ pub struct RawEvent {
     pub severity: Severity,
     /// The verbatim record (lossy UTF-8; several lines joined by `\n`).
     pub message: String,
-    /// The message part after the container prefix, used for matching duplicates.
-    pub body: String,
+    /// The message part after the container prefix, used for matching duplicates (see
+    /// [`RawEvent::body`]).
+    pub body: Body,
     /// Time fields from the line (or borrowed from a neighbour when `borrowed_time`).
     pub stamp: LineStamp,
     /// The stamp was taken from a neighbouring line.
@@ -216,9 +221,16 @@ pub struct RawEvent {
     /// The recognizer that produced the event.
     pub recognizer: String,
     /// Structured details (pid, process, versions, peers, ...).
-    pub attrs: BTreeMap<String, String>,
+    pub attrs: Attrs,
     /// Seen by the server's management controller (BMC clock).
     pub bmc: bool,
     /// Further occurrences past the events cap that this event stands for (counted, not kept).
     pub suppressed: u64,
+}
+
+impl RawEvent {
+    /// The message part after the container prefix.
+    pub fn body(&self) -> &str {
+        self.body.text(&self.message)
+    }
 }
