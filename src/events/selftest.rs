@@ -25,21 +25,13 @@ impl RecognizerSet {
                         following: &following,
                         rank: head.rank,
                     };
-                    let hit = self
-                        .automaton
-                        .find_overlapping_iter(s.as_str())
-                        .any(|m| self.anchor_owners[m.pattern().as_usize()].contains(&i))
+                    let owners = self.owners_in(s);
+                    let hit = owners.contains(&i)
                         && (c.def.benign.is_some() || self.prefilter.find(s.as_str()).is_some());
                     let mut out = Vec::new();
                     let mut claimed = false;
                     if hit && c.def.generic {
                         // a catch-all is tested as the scanner runs it: after the others
-                        let mut owners: Vec<usize> = Vec::new();
-                        for m in self.automaton.find_overlapping_iter(s.as_str()) {
-                            owners.extend(self.anchor_owners[m.pattern().as_usize()].iter());
-                        }
-                        owners.sort_unstable();
-                        owners.dedup();
                         self.apply_all(&owners, &rec, &mut out);
                         out.retain(|d| d.recognizer == c.def.id);
                     } else if hit {
