@@ -132,7 +132,7 @@ fn compile(def: Cow<'static, RecognizerDef>) -> Result<Compiled, RecognizerError
     }
     let regex = match &def.regex {
         Some(r) => match regexes::builtin().get_key_value(r.as_str()) {
-            Some((src, cell)) => Some(regexes::RegexRef::Builtin(cell, src)),
+            Some((src, b)) => Some(regexes::RegexRef::Builtin(b, src)),
             None => Some(regexes::RegexRef::Own(Regex::new(r).map_err(|e| {
                 RecognizerError::Regex {
                     id: def.id.clone(),

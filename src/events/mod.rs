@@ -17,6 +17,8 @@ pub mod nvrm;
 mod prefilter;
 pub mod reach;
 mod record;
+#[cfg(test)]
+mod regex_gate;
 mod regexes;
 mod selftest;
 mod set;

@@ -215,7 +215,7 @@ impl RecognizerSet {
                 c.def.anchors.iter().any(|a| text.contains(a.as_str()))
                     && c.regex
                         .as_ref()
-                        .and_then(regexes::RegexRef::get)
+                        .and_then(|r| r.for_text(text))
                         .is_some_and(|re| re.is_match(text))
             })
             .map(|c| c.def.id.as_str())
@@ -250,7 +250,7 @@ impl RecognizerSet {
             return c
                 .regex
                 .as_ref()
-                .and_then(regexes::RegexRef::get)
+                .and_then(|r| r.for_text(rec.body))
                 .is_some_and(|re| re.is_match(rec.body));
         }
         let start = out.len();
@@ -277,7 +277,7 @@ impl RecognizerSet {
                 nvrm::nvrm_drafts(self.nvrm(), rec, out);
             }
             _ => {
-                let Some(re) = c.regex.as_ref().and_then(regexes::RegexRef::get) else {
+                let Some(re) = c.regex.as_ref().and_then(|r| r.for_text(rec.body)) else {
                     return false;
                 };
                 if def.every_match {
