@@ -186,6 +186,7 @@ fn analyze(a: AnalyzeArgs, timeline_only: bool) -> Result<ExitCode, ExitCode> {
     std::mem::forget(rep);
     let code = exit_code(&analysis, &fail_on, a.quiet);
     std::mem::forget(analysis);
+    std::mem::forget(knowledge);
     code
 }
 
