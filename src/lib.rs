@@ -169,7 +169,13 @@ impl Analysis {
 /// own), within the caps and the global budget of `opts.limits`, applied in input order.
 pub fn analyze(opts: &Options, k: &Knowledge) -> Analysis {
     let (found, warnings) = input::discover(&opts.paths);
-    let workers = rayon::current_num_threads();
+    // one input is read on this thread: the pool (threads, a look at the cgroup's CPU quota)
+    // starts only when something runs on it
+    let workers = if found.len() > 1 {
+        rayon::current_num_threads()
+    } else {
+        1
+    };
     let mut inputs = input::run(&found, &opts.limits, &opts.exclude, workers, |inp| {
         process_one(0, inp, opts, k)
     });
