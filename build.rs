@@ -3,6 +3,7 @@
 //! deserializes the built-in knowledge with `serde_json` (already a dependency) into the same
 //! types, several times faster than parsing the TOML text; user files (`--rules`) are still TOML
 //! parsed at run time. A data file that does not parse fails the build with the parser's message.
+//! The recognizers' `samples` and `rejects` go to `samples.json` (only the self-test reads them).
 //! Beside them, `regex_gates.rs`: the literals every built-in regex's matches begin and end with
 //! (see `src/events/regex_gate.rs`).
 
@@ -32,23 +33,45 @@ fn main() {
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     println!("cargo:rerun-if-changed=src/events/regex_gate.rs");
     let mut regexes = BTreeSet::new();
+    let mut samples = Vec::new();
     for stem in FILES {
         let path = format!("data/{stem}.toml");
         println!("cargo:rerun-if-changed={path}");
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-        let value: toml::Value = toml::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let mut value: toml::Value =
+            toml::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
         if let Some(at) = datetime_in(&value, stem) {
             // JSON has no date type: a TOML datetime would reach the run as a private table
             panic!("{path}: {at} is a TOML datetime; knowledge data writes times as strings");
         }
         if RECOGNIZER_FILES.contains(&stem) {
             regexes.extend(regexes_of(&value));
+            samples.push(take_samples(&mut value));
         }
         let json = serde_json::to_string(&value).unwrap_or_else(|e| panic!("{path}: {e}"));
         std::fs::write(out.join(format!("{stem}.json")), json)
             .unwrap_or_else(|e| panic!("{stem}.json: {e}"));
     }
+    let json = serde_json::to_string(&samples).unwrap_or_else(|e| panic!("samples: {e}"));
+    std::fs::write(out.join("samples.json"), json).unwrap_or_else(|e| panic!("samples.json: {e}"));
     write_regex_gates(&out, &regexes);
+}
+
+/// The `samples` and `rejects` of every `[[recognizer]]` of a recognizer file, taken out of it
+/// (in recognizer order, `[samples, rejects]` each): only the knowledge's self-test reads them,
+/// so a run does not deserialize them (they are two fifths of the recognizer files).
+fn take_samples(v: &mut toml::Value) -> Vec<[toml::Value; 2]> {
+    let Some(list) = v.get_mut("recognizer").and_then(toml::Value::as_array_mut) else {
+        return Vec::new();
+    };
+    let take = |r: &mut toml::Value, key: &str| {
+        r.as_table_mut()
+            .and_then(|t| t.remove(key))
+            .unwrap_or_else(|| toml::Value::Array(Vec::new()))
+    };
+    list.iter_mut()
+        .map(|r| [take(r, "samples"), take(r, "rejects")])
+        .collect()
 }
 
 /// The `regex` of every `[[recognizer]]` of a recognizer file.

@@ -66,6 +66,19 @@ pub(super) fn builtin_files() -> &'static [RecognizerFile] {
     })
 }
 
+/// The `(samples, rejects)` of the built-in recognizers, per file of [`builtin_files`] and per
+/// recognizer in file order (embedded apart, see [`crate::embedded::SAMPLES`]), deserialized on
+/// first use: only the self-test reads them.
+pub(super) fn builtin_samples(def: &RecognizerDef) -> Option<&'static (Vec<String>, Vec<String>)> {
+    type Samples = Vec<Vec<(Vec<String>, Vec<String>)>>;
+    static SAMPLES: std::sync::OnceLock<Samples> = std::sync::OnceLock::new();
+    let all = SAMPLES.get_or_init(|| crate::embedded::load(crate::embedded::SAMPLES, "samples"));
+    builtin_files().iter().zip(all).find_map(|(f, s)| {
+        let i = f.recognizer.iter().position(|d| std::ptr::eq(d, def))?;
+        s.get(i)
+    })
+}
+
 /// Every file's tables merged in load order: a later recognizer with an id already seen
 /// replaces it, the other tables add up (the last `[trace]` wins).
 #[derive(Default)]

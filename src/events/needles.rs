@@ -55,24 +55,38 @@ impl Needles {
     /// Calls `found(start, index)` for every occurrence in `hay` of a string of the set (a
     /// string found twice is reported twice), in the order of the occurrences' starts.
     pub fn each(&self, hay: &[u8], mut found: impl FnMut(usize, usize)) {
+        self.until(hay, |at, p| {
+            found(at, p);
+            false
+        });
+    }
+
+    /// True when `hay` holds a string of the set.
+    pub fn is_match(&self, hay: &[u8]) -> bool {
+        self.until(hay, |_, _| true)
+    }
+
+    /// [`Needles::each`] until `stop` returns true; returns whether it did.
+    fn until(&self, hay: &[u8], mut stop: impl FnMut(usize, usize) -> bool) -> bool {
         for i in 0..hay.len() {
             if let Some(&b) = hay.get(i + 1) {
                 let k = u16::from_le_bytes([hay[i], b]);
                 if self.pairs[usize::from(k >> 6)] & (1 << (k & 63)) != 0 {
                     let from = self.by_pair.partition_point(|&(x, _)| x < k);
                     for &(_, p) in self.by_pair[from..].iter().take_while(|&&(x, _)| x == k) {
-                        if hay[i..].starts_with(&self.pats[p as usize]) {
-                            found(i, p as usize);
+                        if hay[i..].starts_with(&self.pats[p as usize]) && stop(i, p as usize) {
+                            return true;
                         }
                     }
                 }
             }
             for &(b, p) in &self.single {
-                if hay[i] == b {
-                    found(i, p as usize);
+                if hay[i] == b && stop(i, p as usize) {
+                    return true;
                 }
             }
         }
+        false
     }
 }
 
@@ -123,6 +137,7 @@ mod tests {
             );
             want.sort_unstable();
             got.sort_unstable();
+            assert_eq!(n.is_match(hay.as_bytes()), !want.is_empty(), "{hay:?}");
             assert_eq!(got, want, "{hay:?}");
         }
     }

@@ -1,18 +1,25 @@
 //! The knowledge's own test: every recognizer's samples must give an event and its rejects
 //! none, run the way the scanner runs them.
 
-use super::{text, RecognizerSet, Record};
+use super::{load, text, RecognizerSet, Record};
+use std::borrow::Cow;
 
 impl RecognizerSet {
     /// Checks every recognizer's samples and rejects; returns one message per failure.
     pub fn self_test(&self) -> Vec<String> {
         let mut failures = Vec::new();
         for (i, c) in self.compiled.iter().enumerate() {
-            if c.def.samples.is_empty() {
+            // a built-in recognizer's lines are embedded apart from it
+            let (samples, rejects) = match &c.def {
+                Cow::Borrowed(d) => load::builtin_samples(d)
+                    .map_or((&d.samples, &d.rejects), |(s, r)| (s, r)),
+                Cow::Owned(d) => (&d.samples, &d.rejects),
+            };
+            if samples.is_empty() {
                 failures.push(format!("{}: has no sample lines", c.def.id));
             }
 
-            for (lines, want) in [(&c.def.samples, true), (&c.def.rejects, false)] {
+            for (lines, want) in [(samples, true), (rejects, false)] {
                 for s in lines {
                     let parts: Vec<String> = s.split('\n').map(str::to_string).collect();
                     let head = crate::formats::parse_head(parts[0].as_bytes());
