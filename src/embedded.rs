@@ -55,14 +55,23 @@ mod tests {
     fn same_recognizers(json: &str, toml_text: &str, what: &str, at: usize) {
         use crate::events::RecognizerFile;
         let a: RecognizerFile = load(json, what);
-        let mut b: RecognizerFile = toml::from_str(toml_text).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let mut b: RecognizerFile =
+            toml::from_str(toml_text).unwrap_or_else(|e| panic!("{what}: {e}"));
         let samples: Vec<Vec<(Vec<String>, Vec<String>)>> = load(SAMPLES, "samples");
-        assert_eq!(samples[at].len(), b.recognizer.len(), "{what}: samples per recognizer");
+        assert_eq!(
+            samples[at].len(),
+            b.recognizer.len(),
+            "{what}: samples per recognizer"
+        );
         for (d, (s, r)) in b.recognizer.iter_mut().zip(&samples[at]) {
             assert_eq!((&d.samples, &d.rejects), (s, r), "{what}: {}", d.id);
             (d.samples, d.rejects) = (Vec::new(), Vec::new());
         }
-        assert_eq!(format!("{a:?}"), format!("{b:?}"), "{what}: JSON and TOML differ");
+        assert_eq!(
+            format!("{a:?}"),
+            format!("{b:?}"),
+            "{what}: JSON and TOML differ"
+        );
     }
 
     #[test]

@@ -11,8 +11,9 @@ impl RecognizerSet {
         for (i, c) in self.compiled.iter().enumerate() {
             // a built-in recognizer's lines are embedded apart from it
             let (samples, rejects) = match &c.def {
-                Cow::Borrowed(d) => load::builtin_samples(d)
-                    .map_or((&d.samples, &d.rejects), |(s, r)| (s, r)),
+                Cow::Borrowed(d) => {
+                    load::builtin_samples(d).map_or((&d.samples, &d.rejects), |(s, r)| (s, r))
+                }
                 Cow::Owned(d) => (&d.samples, &d.rejects),
             };
             if samples.is_empty() {

@@ -9,8 +9,8 @@
 //! its parts in `line`; this file compiles the data, classifies a line and raises its drafts.
 
 use super::{Draft, Record};
-use crate::model::{Layer, Severity};
 use crate::events::Needles;
+use crate::model::{Layer, Severity};
 use std::collections::{BTreeMap, HashMap};
 
 mod defs;
