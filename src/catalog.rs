@@ -200,20 +200,22 @@ pub struct Catalog {
 }
 
 impl Catalog {
-    /// The built-in catalog.
+    /// The built-in catalog (a copy of [`Catalog::builtin_ref`], for a caller that changes it).
     pub fn builtin() -> Catalog {
-        // parsed once per process (one catalog per analysis or bundle)
+        Catalog::builtin_ref().clone()
+    }
+
+    /// The built-in catalog, deserialized once per process (one catalog per analysis or bundle).
+    pub fn builtin_ref() -> &'static Catalog {
         static BUILTIN: std::sync::OnceLock<Catalog> = std::sync::OnceLock::new();
-        BUILTIN
-            .get_or_init(|| {
-                let mut c = Catalog::default();
-                c.merge(crate::embedded::load(
-                    crate::embedded::CATALOG,
-                    "data/catalog.toml",
-                ));
-                c
-            })
-            .clone()
+        BUILTIN.get_or_init(|| {
+            let mut c = Catalog::default();
+            c.merge(crate::embedded::load(
+                crate::embedded::CATALOG,
+                "data/catalog.toml",
+            ));
+            c
+        })
     }
 
     /// Adds or replaces entries from a TOML text with the same schema.

@@ -2,7 +2,8 @@
 //! source of truth) and writes it as compact JSON, which a run deserializes into the same types
 //! the TOML would give, at a fraction of the cost of parsing TOML. The TOML texts stay embedded
 //! too (`BUILTIN_*` constants) for what shows or tests the data as written; a test checks that
-//! both forms of every file deserialize to the same values.
+//! both forms of every file deserialize to the same values. The recognizers' samples and rejects
+//! are embedded apart ([`SAMPLES`]): only the knowledge's self-test reads them.
 
 use serde::de::DeserializeOwned;
 
@@ -20,6 +21,10 @@ pub(crate) const CATALOG: &str = include_str!(concat!(env!("OUT_DIR"), "/catalog
 pub(crate) const RULES: &str = include_str!(concat!(env!("OUT_DIR"), "/rules.json"));
 /// `data/nvrm.toml` as JSON.
 pub(crate) const NVRM: &str = include_str!(concat!(env!("OUT_DIR"), "/nvrm.json"));
+/// The `[samples, rejects]` of every built-in recognizer, per recognizer file in load order and
+/// per recognizer in file order: taken out of the files above, since only the self-test reads
+/// them.
+pub(crate) const SAMPLES: &str = include_str!(concat!(env!("OUT_DIR"), "/samples.json"));
 
 /// The embedded form of a built-in file, deserialized. The schema is checked on the TOML by the
 /// knowledge tests (and on this form by [`tests::same_as_toml`]), so a failure here is a build
@@ -46,13 +51,36 @@ mod tests {
         );
     }
 
+    /// A recognizer file's two forms: the samples the JSON lacks are those of [`SAMPLES`].
+    fn same_recognizers(json: &str, toml_text: &str, what: &str, at: usize) {
+        use crate::events::RecognizerFile;
+        let a: RecognizerFile = load(json, what);
+        let mut b: RecognizerFile =
+            toml::from_str(toml_text).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let samples: Vec<Vec<(Vec<String>, Vec<String>)>> = load(SAMPLES, "samples");
+        assert_eq!(
+            samples[at].len(),
+            b.recognizer.len(),
+            "{what}: samples per recognizer"
+        );
+        for (d, (s, r)) in b.recognizer.iter_mut().zip(&samples[at]) {
+            assert_eq!((&d.samples, &d.rejects), (s, r), "{what}: {}", d.id);
+            (d.samples, d.rejects) = (Vec::new(), Vec::new());
+        }
+        assert_eq!(
+            format!("{a:?}"),
+            format!("{b:?}"),
+            "{what}: JSON and TOML differ"
+        );
+    }
+
     #[test]
     fn same_as_toml() {
-        use crate::events::{self, RecognizerFile};
-        same::<RecognizerFile>(RECOGNIZERS, events::BUILTIN_RECOGNIZERS, "recognizers");
-        same::<RecognizerFile>(JOBS, events::BUILTIN_JOB_RECOGNIZERS, "jobs");
-        same::<RecognizerFile>(VERBS, events::verbs::BUILTIN_VERBS, "verbs");
-        same::<RecognizerFile>(NTSTATUS, events::ntstatus::BUILTIN_NTSTATUS, "ntstatus");
+        use crate::events;
+        same_recognizers(RECOGNIZERS, events::BUILTIN_RECOGNIZERS, "recognizers", 0);
+        same_recognizers(JOBS, events::BUILTIN_JOB_RECOGNIZERS, "jobs", 1);
+        same_recognizers(VERBS, events::verbs::BUILTIN_VERBS, "verbs", 2);
+        same_recognizers(NTSTATUS, events::ntstatus::BUILTIN_NTSTATUS, "ntstatus", 3);
         same::<crate::catalog::CatalogFile>(CATALOG, crate::catalog::BUILTIN_CATALOG, "catalog");
         same::<crate::rules::RulesFile>(RULES, crate::rules::BUILTIN_RULES, "rules");
         same::<events::nvrm::NvrmFile>(NVRM, events::nvrm::BUILTIN_NVRM, "nvrm");

@@ -58,8 +58,8 @@ pub struct Options {
 pub struct Knowledge {
     /// Recognizers.
     pub recognizers: RecognizerSet,
-    /// Catalog.
-    pub catalog: Catalog,
+    /// Catalog: the built-in one, borrowed unless a user file changes it.
+    pub catalog: std::borrow::Cow<'static, Catalog>,
     /// Rules.
     pub rules: RuleSet,
 }
@@ -70,7 +70,7 @@ impl Knowledge {
     pub fn load(user_files: &[String]) -> anyhow::Result<Knowledge> {
         let mut recog_extra = Vec::new();
         let mut rule_extra = Vec::new();
-        let mut catalog = Catalog::builtin();
+        let mut catalog = std::borrow::Cow::Borrowed(Catalog::builtin_ref());
         for text in user_files {
             let value: toml::Table = toml::from_str(text)?;
             let pick = |keys: &[&str]| -> anyhow::Result<Option<String>> {
@@ -96,7 +96,7 @@ impl Knowledge {
                 rule_extra.push(s);
             }
             if let Some(s) = pick(&["xid", "sxid", "kind", "dcgm", "meta", "range", "layer"])? {
-                catalog.overlay(&s)?;
+                catalog.to_mut().overlay(&s)?;
             }
             let known = [
                 "recognizer",
@@ -169,7 +169,13 @@ impl Analysis {
 /// own), within the caps and the global budget of `opts.limits`, applied in input order.
 pub fn analyze(opts: &Options, k: &Knowledge) -> Analysis {
     let (found, warnings) = input::discover(&opts.paths);
-    let workers = rayon::current_num_threads();
+    // one input is read on this thread: the pool (threads, a look at the cgroup's CPU quota)
+    // starts only when something runs on it
+    let workers = if found.len() > 1 {
+        rayon::current_num_threads()
+    } else {
+        1
+    };
     let mut inputs = input::run(&found, &opts.limits, &opts.exclude, workers, |inp| {
         process_one(0, inp, opts, k)
     });

@@ -289,14 +289,7 @@ fn read(set: &RecognizerSet, line: &str) -> (Yield, Vec<String>) {
         following: &[],
         rank: None,
     };
-    let mut owners: Vec<usize> = Vec::new();
-    for m in set.automaton.find_overlapping_iter(line) {
-        for &o in set.owners(m.pattern().as_usize()) {
-            if !owners.contains(&o) {
-                owners.push(o);
-            }
-        }
-    }
+    let owners = set.owners_in(line);
     let mut drafts = Vec::new();
     if set.prefilter.find(line).is_some() {
         for o in owners {

@@ -185,6 +185,7 @@ fn analyze(a: AnalyzeArgs, timeline_only: bool) -> Result<ExitCode, ExitCode> {
     }
     let code = exit_code(&analysis, &fail_on, a.quiet);
     std::mem::forget(analysis);
+    std::mem::forget(knowledge);
     code
 }
 

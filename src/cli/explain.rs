@@ -32,7 +32,7 @@ pub(super) fn run_explain(a: ExplainArgs) -> ExitCode {
             }
         };
     }
-    let catalog = faultline::catalog::Catalog::builtin();
+    let catalog = faultline::catalog::Catalog::builtin_ref();
     let answer = faultline::explain::parse(&a.words).and_then(|q| match a.format {
         ExplainFormat::Text => faultline::explain::text(&catalog, &q),
         ExplainFormat::Json => faultline::explain::to_json(&catalog, &q).map(|v| {

@@ -4,8 +4,7 @@
 
 use super::set::{Compiled, NvrmKnowledge};
 use super::{ntstatus, nvrm, regexes, verbs};
-use super::{Prefilter, RecognizerDef, RecognizerFile, RecognizerSet, TraceDef};
-use aho_corasick::{AhoCorasickBuilder, MatchKind};
+use super::{Needles, Prefilter, RecognizerDef, RecognizerFile, RecognizerSet, TraceDef};
 use regex::Regex;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -64,6 +63,19 @@ pub(super) fn builtin_files() -> &'static [RecognizerFile] {
         .iter()
         .map(|(json, what)| embedded::load(json, what))
         .collect()
+    })
+}
+
+/// The `(samples, rejects)` of the built-in recognizers, per file of [`builtin_files`] and per
+/// recognizer in file order (embedded apart, see [`crate::embedded::SAMPLES`]), deserialized on
+/// first use: only the self-test reads them.
+pub(super) fn builtin_samples(def: &RecognizerDef) -> Option<&'static (Vec<String>, Vec<String>)> {
+    type Samples = Vec<Vec<(Vec<String>, Vec<String>)>>;
+    static SAMPLES: std::sync::OnceLock<Samples> = std::sync::OnceLock::new();
+    let all = SAMPLES.get_or_init(|| crate::embedded::load(crate::embedded::SAMPLES, "samples"));
+    builtin_files().iter().zip(all).find_map(|(f, s)| {
+        let i = f.recognizer.iter().position(|d| std::ptr::eq(d, def))?;
+        s.get(i)
     })
 }
 
@@ -133,7 +145,7 @@ fn compile(def: Cow<'static, RecognizerDef>) -> Result<Compiled, RecognizerError
     }
     let regex = match &def.regex {
         Some(r) => match regexes::builtin().get_key_value(r.as_str()) {
-            Some((src, cell)) => Some(regexes::RegexRef::Builtin(cell, src)),
+            Some((src, b)) => Some(regexes::RegexRef::Builtin(b, src)),
             None => Some(regexes::RegexRef::Own(Regex::new(r).map_err(|e| {
                 RecognizerError::Regex {
                     id: def.id.clone(),
@@ -177,30 +189,42 @@ fn anchor_table(compiled: &[Compiled]) -> (Vec<String>, Vec<Vec<usize>>) {
     (anchors, owners)
 }
 
-/// The prefilter's literals: the given ones, plus every anchor that contains none of them, then
-/// only those that contain no other (sorted). An anchor only benign recognizers own stays out: a
-/// benign mark matters only on a record another anchor made a candidate (the automaton still
-/// finds it there).
+/// The prefilter's literals: of the given ones and the anchors, those that contain no other
+/// (sorted, each once); a line holding any of them holds one of these. An anchor only benign
+/// recognizers own stays out: a benign mark matters only on a record another anchor made a
+/// candidate (the anchor search still finds it there).
 fn prefilter_literals(
     given: &[String],
     anchors: &[String],
     owners: &[Vec<usize>],
     compiled: &[Compiled],
 ) -> Vec<String> {
-    let mut literals: Vec<String> = given.iter().filter(|g| g.len() >= 4).cloned().collect();
-    for (a, own) in anchors.iter().zip(owners) {
-        if own.iter().all(|&i| compiled[i].def.benign.is_some()) {
-            continue;
-        }
-        if !literals.iter().any(|l| a.contains(l.as_str())) {
-            literals.push(a.clone());
-        }
-    }
-    let snapshot = literals.clone();
-    literals.retain(|a| !snapshot.iter().any(|b| b != a && a.contains(b.as_str())));
-    literals.sort();
-    literals.dedup();
-    literals
+    let benign_only = |own: &Vec<usize>| own.iter().all(|&i| compiled[i].def.benign.is_some());
+    let mut all: Vec<&str> = given
+        .iter()
+        .filter(|g| g.len() >= 4)
+        .chain(
+            anchors
+                .iter()
+                .zip(owners)
+                .filter(|(_, own)| !benign_only(own))
+                .map(|(a, _)| a),
+        )
+        .map(String::as_str)
+        .collect();
+    all.sort_unstable();
+    all.dedup();
+    // one search of each string for all the others (a pairwise `contains` took a millisecond)
+    let search = Needles::new(&all);
+    let holds_another = |x: &str| {
+        let mut other = false;
+        search.each(x.as_bytes(), |_, p| other |= all[p] != x);
+        other
+    };
+    all.iter()
+        .filter(|x| !holds_another(x))
+        .map(|x| x.to_string())
+        .collect()
 }
 
 /// The built-in NVRM knowledge, or the built-in file with the user's `[nvrm]` tables laid over.
@@ -236,13 +260,7 @@ impl RecognizerSet {
             .map(compile)
             .collect::<Result<Vec<_>, _>>()?;
         let (anchors, owners) = anchor_table(&compiled);
-        let automaton = AhoCorasickBuilder::new()
-            .match_kind(MatchKind::Standard)
-            .build(&anchors)
-            .map_err(|e| RecognizerError::Invalid {
-                id: "anchors".into(),
-                what: e.to_string(),
-            })?;
+        let anchor_set = Needles::new(&anchors);
         let literals = prefilter_literals(&m.given, &anchors, &owners, &compiled);
         let prefilter = Prefilter::new(&literals)?;
         let nvrm_ids = compiled
@@ -254,7 +272,7 @@ impl RecognizerSet {
             nvrm: nvrm_knowledge(m.nvrm_user)?,
             nvrm_ids,
             compiled,
-            automaton,
+            anchor_set,
             prefilter,
             prefilter_literals: literals,
             anchor_owners: owners,
@@ -264,5 +282,93 @@ impl RecognizerSet {
             ib_verbs: m.ib_verbs,
             ntstatus: m.ntstatus,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The literals as first written: the given ones, each anchor that contains none of those
+    /// so far, then only those that contain no other.
+    fn reference(given: &[String], anchors: &[String]) -> Vec<String> {
+        let mut literals: Vec<String> = given.iter().filter(|g| g.len() >= 4).cloned().collect();
+        for a in anchors {
+            if !literals.iter().any(|l| a.contains(l.as_str())) {
+                literals.push(a.clone());
+            }
+        }
+        let snapshot = literals.clone();
+        literals.retain(|a| !snapshot.iter().any(|b| b != a && a.contains(b.as_str())));
+        literals.sort();
+        literals.dedup();
+        literals
+    }
+
+    /// Recognizers owning `anchors` (none benign), compiled as a load would.
+    fn plain(anchors: &[String]) -> (Vec<Compiled>, Vec<Vec<usize>>) {
+        let def = RecognizerDef {
+            id: "t".into(),
+            kind: "k".into(),
+            anchors: vec!["anchor".into()],
+            regex: None,
+            parser: Some("xid".into()),
+            layer: None,
+            severity: None,
+            code: None,
+            code_table: None,
+            exclude: Vec::new(),
+            attach_to: None,
+            every_match: false,
+            description: String::new(),
+            bmc: false,
+            report: false,
+            generic: false,
+            benign: None,
+            details: BTreeMap::new(),
+            samples: Vec::new(),
+            rejects: Vec::new(),
+        };
+        let compiled = vec![compile(Cow::Owned(def)).expect("compiles")];
+        (compiled, anchors.iter().map(|_| vec![0]).collect())
+    }
+
+    #[test]
+    fn literals_are_the_minimal_strings() {
+        let set = RecognizerSet::load(&[]).expect("built-in recognizers");
+        let (c, o) = plain(&set.anchors);
+        let mut given = Vec::new();
+        for f in builtin_files() {
+            if let Some(p) = &f.prefilter {
+                given.extend(p.literals.iter().cloned());
+            }
+        }
+        assert_eq!(
+            prefilter_literals(&given, &set.anchors, &o, &c),
+            reference(&given, &set.anchors)
+        );
+        // words that repeat, contain each other both ways, and a given one too short to count
+        let w = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<String>>();
+        let anchors = w(&[
+            "Killed process",
+            "Killed",
+            "oom-kill",
+            "NVRM: Xid",
+            "Xid 7",
+            "NVRM",
+            "NVRM",
+        ]);
+        for given in [
+            w(&[]),
+            w(&["Kil", "NVRM: "]),
+            w(&["process", "Xid 79", "Killed"]),
+        ] {
+            let (c, o) = plain(&anchors);
+            assert_eq!(
+                prefilter_literals(&given, &anchors, &o, &c),
+                reference(&given, &anchors),
+                "{given:?}"
+            );
+        }
     }
 }

@@ -2,36 +2,75 @@
 
 use regex::Regex;
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
-/// A recognizer's regex: a built-in one is compiled on its first use (once per process, shared
-/// by every load), so a run whose lines never reach a family pays nothing for it; a user
-/// recognizer's is compiled when it is loaded, so that a bad one is an error at once.
+include!(concat!(env!("OUT_DIR"), "/regex_gates.rs"));
+
+/// A built-in regex: compiled on first use (once per process, shared by every load), and until
+/// then gated by the literals the build found that its every match begins and ends with.
+pub(super) struct Builtin {
+    cell: OnceLock<Option<Regex>>,
+    prefixes: &'static [&'static [u8]],
+    suffixes: &'static [&'static [u8]],
+}
+
+impl Builtin {
+    /// False when no match can lie in `hay`: it holds none of the prefix literals, or none of
+    /// the suffix literals (a side without literals rules nothing out).
+    fn may_match(&self, hay: &str) -> bool {
+        let any = |lits: &[&[u8]]| {
+            lits.is_empty()
+                || lits
+                    .iter()
+                    .any(|l| memchr::memmem::find(hay.as_bytes(), l).is_some())
+        };
+        any(self.prefixes) && any(self.suffixes)
+    }
+}
+
+/// A recognizer's regex: a built-in one is compiled on its first use, so a run whose lines never
+/// reach a family pays nothing for it; a user recognizer's is compiled when it is loaded, so that
+/// a bad one is an error at once.
 pub(super) enum RegexRef {
-    Builtin(&'static std::sync::OnceLock<Option<Regex>>, &'static str),
+    Builtin(&'static Builtin, &'static str),
     Own(Regex),
 }
 
 impl RegexRef {
-    /// The compiled regex; `None` only for a built-in that does not compile (the knowledge
-    /// self-tests compile every one of them).
-    pub(super) fn get(&self) -> Option<&Regex> {
+    /// The compiled regex to search `hay` with, or `None` when it cannot match there: a
+    /// built-in regex not compiled yet whose literals `hay` lacks stays uncompiled (once
+    /// compiled, its own prefilter does that test). `None` too for a built-in that does not
+    /// compile (the knowledge tests compile every one of them).
+    pub(super) fn for_text(&self, hay: &str) -> Option<&Regex> {
         match self {
-            RegexRef::Builtin(cell, src) => cell.get_or_init(|| Regex::new(src).ok()).as_ref(),
+            RegexRef::Builtin(b, src) => {
+                if let Some(compiled) = b.cell.get() {
+                    return compiled.as_ref();
+                }
+                if !b.may_match(hay) {
+                    return None;
+                }
+                b.cell.get_or_init(|| Regex::new(src).ok()).as_ref()
+            }
             RegexRef::Own(re) => Some(re),
         }
     }
 }
 
 /// The built-in recognizers' regexes by source text, each compiled on first use.
-pub(super) fn builtin() -> &'static BTreeMap<&'static str, std::sync::OnceLock<Option<Regex>>> {
-    static CACHE: std::sync::OnceLock<BTreeMap<&'static str, std::sync::OnceLock<Option<Regex>>>> =
-        std::sync::OnceLock::new();
+pub(super) fn builtin() -> &'static BTreeMap<&'static str, Builtin> {
+    static CACHE: OnceLock<BTreeMap<&'static str, Builtin>> = OnceLock::new();
     CACHE.get_or_init(|| {
-        super::load::builtin_files()
+        REGEX_GATES
             .iter()
-            .flat_map(|f| &f.recognizer)
-            .filter_map(|d| d.regex.as_deref())
-            .map(|src| (src, std::sync::OnceLock::new()))
+            .map(|&(src, prefixes, suffixes)| {
+                let b = Builtin {
+                    cell: OnceLock::new(),
+                    prefixes,
+                    suffixes,
+                };
+                (src, b)
+            })
             .collect()
     })
 }
@@ -40,15 +79,66 @@ pub(super) fn builtin() -> &'static BTreeMap<&'static str, std::sync::OnceLock<O
 mod tests {
     use super::*;
 
+    /// Every regex of the built-in files, from the files as the build embedded them.
+    fn sources() -> Vec<&'static str> {
+        super::super::load::builtin_files()
+            .iter()
+            .flat_map(|f| &f.recognizer)
+            .filter_map(|d| d.regex.as_deref())
+            .collect()
+    }
+
     /// Built-in regexes are compiled on first use, so a broken one would only ever fail to
-    /// match: every one of them must compile.
+    /// match: every one of them must compile, and have its literals written by the build.
     #[test]
     fn every_builtin_regex_compiles() {
         let all = builtin();
-        assert!(all.len() > 50, "only {} built-in regexes", all.len());
-        for src in all.keys() {
+        let sources = sources();
+        assert!(
+            sources.len() > 50,
+            "only {} built-in regexes",
+            sources.len()
+        );
+        for src in sources {
             if let Err(e) = Regex::new(src) {
                 panic!("built-in regex does not compile: {src}: {e}");
+            }
+            assert!(all.contains_key(src), "no literals written for {src}");
+        }
+    }
+
+    /// The table holds what the gate computes now, and a gate never rules out a text the regex
+    /// matches (here: each regex's own matches in the recognizers' samples).
+    #[test]
+    fn gates_are_the_extraction_and_sound() {
+        for &(src, pre, suf) in REGEX_GATES {
+            let (p, s) = super::super::regex_gate::gate(src).expect("parses");
+            let same = |a: &[&[u8]], b: &[Vec<u8>]| {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| *x == &y[..])
+            };
+            assert!(same(pre, &p) && same(suf, &s), "stale literals for {src}");
+        }
+        let gated = REGEX_GATES
+            .iter()
+            .filter(|g| !g.1.is_empty() || !g.2.is_empty())
+            .count();
+        assert!(gated * 2 > REGEX_GATES.len(), "only {gated} regexes gated");
+        for f in super::super::load::builtin_files() {
+            for d in &f.recognizer {
+                let Some(src) = d.regex.as_deref() else {
+                    continue;
+                };
+                let re = Regex::new(src).expect("compiles");
+                for s in &d.samples {
+                    for m in re.find_iter(s) {
+                        assert!(
+                            builtin()[src].may_match(m.as_str()),
+                            "{}: gate rules out {:?}",
+                            d.id,
+                            m.as_str()
+                        );
+                    }
+                }
             }
         }
     }

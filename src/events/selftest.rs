@@ -1,18 +1,26 @@
 //! The knowledge's own test: every recognizer's samples must give an event and its rejects
 //! none, run the way the scanner runs them.
 
-use super::{text, RecognizerSet, Record};
+use super::{load, text, RecognizerSet, Record};
+use std::borrow::Cow;
 
 impl RecognizerSet {
     /// Checks every recognizer's samples and rejects; returns one message per failure.
     pub fn self_test(&self) -> Vec<String> {
         let mut failures = Vec::new();
         for (i, c) in self.compiled.iter().enumerate() {
-            if c.def.samples.is_empty() {
+            // a built-in recognizer's lines are embedded apart from it
+            let (samples, rejects) = match &c.def {
+                Cow::Borrowed(d) => {
+                    load::builtin_samples(d).map_or((&d.samples, &d.rejects), |(s, r)| (s, r))
+                }
+                Cow::Owned(d) => (&d.samples, &d.rejects),
+            };
+            if samples.is_empty() {
                 failures.push(format!("{}: has no sample lines", c.def.id));
             }
 
-            for (lines, want) in [(&c.def.samples, true), (&c.def.rejects, false)] {
+            for (lines, want) in [(samples, true), (rejects, false)] {
                 for s in lines {
                     let parts: Vec<String> = s.split('\n').map(str::to_string).collect();
                     let head = crate::formats::parse_head(parts[0].as_bytes());
@@ -25,21 +33,13 @@ impl RecognizerSet {
                         following: &following,
                         rank: head.rank,
                     };
-                    let hit = self
-                        .automaton
-                        .find_overlapping_iter(s.as_str())
-                        .any(|m| self.anchor_owners[m.pattern().as_usize()].contains(&i))
+                    let owners = self.owners_in(s);
+                    let hit = owners.contains(&i)
                         && (c.def.benign.is_some() || self.prefilter.find(s.as_str()).is_some());
                     let mut out = Vec::new();
                     let mut claimed = false;
                     if hit && c.def.generic {
                         // a catch-all is tested as the scanner runs it: after the others
-                        let mut owners: Vec<usize> = Vec::new();
-                        for m in self.automaton.find_overlapping_iter(s.as_str()) {
-                            owners.extend(self.anchor_owners[m.pattern().as_usize()].iter());
-                        }
-                        owners.sort_unstable();
-                        owners.dedup();
                         self.apply_all(&owners, &rec, &mut out);
                         out.retain(|d| d.recognizer == c.def.id);
                     } else if hit {

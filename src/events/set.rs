@@ -2,9 +2,8 @@
 //! (specific before generic) and settling the drafts of one record.
 
 use super::{aer, cper, job, ntstatus, nvrm, regexes, verbs, xid};
-use super::{Draft, Prefilter, RecognizerDef, Record, TraceDef};
+use super::{Draft, Needles, Prefilter, RecognizerDef, Record, TraceDef};
 use crate::model::LineStamp;
-use aho_corasick::AhoCorasick;
 use regex::Regex;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -16,19 +15,19 @@ pub(super) struct Compiled {
     pub(super) regex: Option<regexes::RegexRef>,
 }
 
-/// All recognizers, with the anchor automaton of the prefilter.
+/// All recognizers, with their anchors and the prefilter.
 pub struct RecognizerSet {
     pub(super) compiled: Vec<Compiled>,
-    /// Aho-Corasick automaton over every anchor (overlapping search on candidate records).
-    pub automaton: AhoCorasick,
+    /// Every anchor, searched in candidate records (see [`RecognizerSet::owners_in`]).
+    pub(super) anchor_set: Needles,
     /// The smallest set of literals that covers every anchor (anchors that contain another
     /// anchor are dropped), searched in whole buffers to find candidate lines.
     pub prefilter: Prefilter,
     /// The prefilter's literals.
     pub prefilter_literals: Vec<String>,
-    /// For each automaton pattern, the recognizers that own it.
+    /// For each anchor, the recognizers that own it.
     pub(super) anchor_owners: Vec<Vec<usize>>,
-    /// The anchor literals in automaton order.
+    /// The anchor literals (each once, in recognizer order).
     pub anchors: Vec<String>,
     pub(super) xid_derived: BTreeMap<i64, Vec<String>>,
     /// How call traces name layers (the last `[trace]` table given wins).
@@ -175,9 +174,24 @@ impl RecognizerSet {
         }
     }
 
-    /// The recognizers owning automaton pattern `p`.
+    /// The recognizers owning anchor `p` (of [`RecognizerSet::anchors`]).
     pub fn owners(&self, p: usize) -> &[usize] {
         &self.anchor_owners[p]
+    }
+
+    /// The recognizers owning an anchor that `text` holds (anchors may overlap: "Killed" inside
+    /// "Killed process"), sorted, each once.
+    pub fn owners_in(&self, text: &str) -> Vec<usize> {
+        let mut out: Vec<usize> = Vec::new();
+        self.anchor_set.each(text.as_bytes(), |_, p| {
+            for &o in &self.anchor_owners[p] {
+                if !out.contains(&o) {
+                    out.push(o);
+                }
+            }
+        });
+        out.sort_unstable();
+        out
     }
 
     /// True when recognizer `idx` is a catch-all ([`RecognizerDef::generic`]).
@@ -201,7 +215,7 @@ impl RecognizerSet {
                 c.def.anchors.iter().any(|a| text.contains(a.as_str()))
                     && c.regex
                         .as_ref()
-                        .and_then(regexes::RegexRef::get)
+                        .and_then(|r| r.for_text(text))
                         .is_some_and(|re| re.is_match(text))
             })
             .map(|c| c.def.id.as_str())
@@ -236,7 +250,7 @@ impl RecognizerSet {
             return c
                 .regex
                 .as_ref()
-                .and_then(regexes::RegexRef::get)
+                .and_then(|r| r.for_text(rec.body))
                 .is_some_and(|re| re.is_match(rec.body));
         }
         let start = out.len();
@@ -263,7 +277,7 @@ impl RecognizerSet {
                 nvrm::nvrm_drafts(self.nvrm(), rec, out);
             }
             _ => {
-                let Some(re) = c.regex.as_ref().and_then(regexes::RegexRef::get) else {
+                let Some(re) = c.regex.as_ref().and_then(|r| r.for_text(rec.body)) else {
                     return false;
                 };
                 if def.every_match {

@@ -122,15 +122,7 @@ pub(super) fn recognize(
     around: impl FnOnce(usize) -> (Vec<String>, Vec<String>),
 ) -> (Vec<Draft>, bool) {
     // anchors may overlap ("Killed" inside "Killed process"): collect every owner on this record
-    let mut sorted: Vec<usize> = Vec::new();
-    for m in set.automaton.find_overlapping_iter(full) {
-        for &o in set.owners(m.pattern().as_usize()) {
-            if !sorted.contains(&o) {
-                sorted.push(o);
-            }
-        }
-    }
-    sorted.sort_unstable();
+    let sorted = set.owners_in(full);
     let (mut preceding, mut following) = (Vec::new(), Vec::new());
     let used = sorted.iter().any(|&o| set.needs_context(o, full));
     if used {

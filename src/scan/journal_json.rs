@@ -33,18 +33,10 @@ pub fn scan(buf: &[u8], set: &RecognizerSet, cap: u64) -> ScanOutput {
             boot = entry.boot_id.clone();
         }
         let msg = super::normalize_body(&entry.message);
-        let mut owners: Vec<usize> = Vec::new();
-        for m in set.automaton.find_overlapping_iter(msg.as_str()) {
-            for &o in set.owners(m.pattern().as_usize()) {
-                if !owners.contains(&o) {
-                    owners.push(o);
-                }
-            }
-        }
+        let owners = set.owners_in(&msg);
         if owners.is_empty() {
             continue;
         }
-        owners.sort_unstable();
         let rec = Record {
             full: &msg,
             body: &msg,

@@ -1,6 +1,6 @@
-//! The words of the NVRM data, found in a message by one pass of two automata.
+//! The words of the NVRM data, found in a message by one pass of two searchers.
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use crate::events::Needles;
 use std::collections::HashMap;
 
 /// A word of the data: all-capital words (`ECC`, `GSP`, `IRQ`) match case-sensitively, the
@@ -26,13 +26,13 @@ impl Word {
     }
 }
 
-/// Every word of the data, each with an id, found in a message by one pass of two automata (the
+/// Every word of the data, each with an id, found in a message by one pass of two searchers (the
 /// case-insensitive words over the lower-cased message, the exact ones over the message).
 #[derive(Default)]
 pub(super) struct Lexicon {
     index: HashMap<Word, u32>,
-    ci: Option<(AhoCorasick, Vec<u32>)>,
-    cs: Option<(AhoCorasick, Vec<u32>)>,
+    ci: Option<(Needles, Vec<u32>)>,
+    cs: Option<(Needles, Vec<u32>)>,
 }
 
 /// The ids of the words a message holds, sorted.
@@ -71,10 +71,7 @@ impl Lexicon {
         }
         let auto = |list: &mut Vec<(&str, u32)>| {
             list.sort_unstable();
-            let a = AhoCorasickBuilder::new()
-                .match_kind(MatchKind::Standard)
-                .build(list.iter().map(|(t, _)| *t))
-                .ok()?;
+            let a = Needles::new(list.iter().map(|(t, _)| *t));
             Some((a, list.iter().map(|(_, i)| *i).collect()))
         };
         self.ci = auto(&mut ci);
@@ -85,10 +82,7 @@ impl Lexicon {
         let mut found = Vec::new();
         for (auto, text) in [(&self.ci, lower), (&self.cs, msg)] {
             if let Some((a, ids)) = auto {
-                found.extend(
-                    a.find_overlapping_iter(text)
-                        .map(|m| ids[m.pattern().as_usize()]),
-                );
+                a.each(text.as_bytes(), |_, p| found.push(ids[p]));
             }
         }
         found.sort_unstable();

@@ -9,8 +9,8 @@
 //! its parts in `line`; this file compiles the data, classifies a line and raises its drafts.
 
 use super::{Draft, Record};
+use crate::events::Needles;
 use crate::model::{Layer, Severity};
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder};
 use std::collections::{BTreeMap, HashMap};
 
 mod defs;
@@ -59,9 +59,9 @@ pub struct Nvrm {
     by_code: HashMap<i64, usize>,
     stages: BTreeMap<i64, StageDef>,
     reasons: HashMap<String, ReasonDef>,
-    /// The words of the terminal classes, case-insensitive (a record holding one reads its
-    /// neighbours).
-    terminal_words: Option<AhoCorasick>,
+    /// The words of the terminal classes, lower-cased (a record holding one, in any case, reads
+    /// its neighbours).
+    terminal_words: Needles,
 }
 
 /// Errors in NVRM data.
@@ -150,16 +150,14 @@ impl Nvrm {
             by_name.insert(s.name.clone(), i);
             by_code.entry(s.code).or_insert(i);
         }
-        let terminal: Vec<&String> = classes
-            .iter()
-            .filter(|c| c.def.terminal)
-            .flat_map(|c| c.def.words.iter())
-            .filter(|w| !w.is_empty())
-            .collect();
-        let terminal_words = AhoCorasickBuilder::new()
-            .ascii_case_insensitive(true)
-            .build(terminal)
-            .ok();
+        let terminal_words = Needles::new(
+            classes
+                .iter()
+                .filter(|c| c.def.terminal)
+                .flat_map(|c| c.def.words.iter())
+                .filter(|w| !w.is_empty())
+                .map(|w| w.to_ascii_lowercase()),
+        );
         let error_words = lexicon.ids(&file.error_words);
         lexicon.build();
         Ok(Nvrm {
@@ -366,8 +364,7 @@ impl Nvrm {
     /// around it).
     pub fn needs_context(&self, full: &str) -> bool {
         self.terminal_words
-            .as_ref()
-            .is_some_and(|a| a.is_match(full))
+            .is_match(full.to_ascii_lowercase().as_bytes())
     }
 }
 
