@@ -92,7 +92,7 @@ fn write_regex_gates(out: &Path, regexes: &BTreeSet<String>) {
     let mut rs = String::from(
         "/// (regex source, prefix literals, suffix literals) of every built-in regex, sorted\n\
          /// (written by build.rs).\n\
-         pub(super) static REGEX_GATES: &[(&str, &[&[u8]], &[&[u8]])] = &[\n",
+         pub(super) static REGEX_GATES: &[(&str, Gate, Gate)] = &[\n",
     );
     for src in regexes {
         let Some((pre, suf)) = regex_gate::gate(src) else {

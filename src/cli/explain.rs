@@ -34,8 +34,8 @@ pub(super) fn run_explain(a: ExplainArgs) -> ExitCode {
     }
     let catalog = faultline::catalog::Catalog::builtin_ref();
     let answer = faultline::explain::parse(&a.words).and_then(|q| match a.format {
-        ExplainFormat::Text => faultline::explain::text(&catalog, &q),
-        ExplainFormat::Json => faultline::explain::to_json(&catalog, &q).map(|v| {
+        ExplainFormat::Text => faultline::explain::text(catalog, &q),
+        ExplainFormat::Json => faultline::explain::to_json(catalog, &q).map(|v| {
             let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
             s.push('\n');
             s

@@ -13,16 +13,19 @@ use regex_syntax::hir::literal::{ExtractKind, Extractor, Seq};
 /// prefilter once it is compiled.
 const MAX_LITERALS: usize = 16;
 
+/// A set of literals, each as bytes.
+pub type Literals = Vec<Vec<u8>>;
+
 /// The prefix and the suffix literals of `src` (each empty when that side gives no usable set:
 /// infinite, too large, or holding an empty literal), or `None` when `src` does not parse.
-pub fn gate(src: &str) -> Option<(Vec<Vec<u8>>, Vec<Vec<u8>>)> {
+pub fn gate(src: &str) -> Option<(Literals, Literals)> {
     let hir = regex_syntax::Parser::new().parse(src).ok()?;
     let side = |kind: ExtractKind| usable(&Extractor::new().kind(kind).extract(&hir));
     Some((side(ExtractKind::Prefix), side(ExtractKind::Suffix)))
 }
 
 /// The literals of `seq` when they can gate a regex: finite, few, none empty.
-fn usable(seq: &Seq) -> Vec<Vec<u8>> {
+fn usable(seq: &Seq) -> Literals {
     match seq.literals() {
         Some(lits)
             if !lits.is_empty()

@@ -4,6 +4,9 @@ use regex::Regex;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
+/// The literals one side of a regex's every match holds (empty: no gate on that side).
+type Gate = &'static [&'static [u8]];
+
 include!(concat!(env!("OUT_DIR"), "/regex_gates.rs"));
 
 /// A built-in regex: compiled on first use (once per process, shared by every load), and until
