@@ -104,12 +104,11 @@ impl Tally {
         host: Option<&str>,
         nvrm: &[String],
     ) -> Option<Vec<u32>> {
-        if drafts.is_empty() || !drafts.iter().all(|d| plain(d, nvrm)) {
+        if !all_plain(drafts, nvrm) {
             return None;
         }
         let ids: Vec<u32> = drafts.iter().map(|d| self.id(draft_key(d, host))).collect();
-        let distinct = ids.iter().enumerate().all(|(i, k)| !ids[..i].contains(k));
-        distinct.then_some(ids)
+        distinct(&ids).then_some(ids)
     }
 
     /// [`Tally::plain_ids`] for keys met before only (`None` if one is new): what the memo's
@@ -120,14 +119,14 @@ impl Tally {
         host: Option<&str>,
         nvrm: &[String],
     ) -> Option<Vec<u32>> {
-        if drafts.is_empty() || !drafts.iter().all(|d| plain(d, nvrm)) {
+        if !all_plain(drafts, nvrm) {
             return None;
         }
         let ids: Option<Vec<u32>> = drafts
             .iter()
             .map(|d| self.find(draft_key(d, host)))
             .collect();
-        ids.filter(|ids| ids.iter().enumerate().all(|(i, k)| !ids[..i].contains(k)))
+        ids.filter(|ids| distinct(ids))
     }
 
     /// Counts the drafts of the record on candidate line `at`; true when they were only counted
@@ -199,4 +198,14 @@ impl Tally {
         out.keys = self.keys;
         out.compact_keys();
     }
+}
+
+/// A record of drafts the memo may keep: at least one, every one [`plain`].
+fn all_plain(drafts: &[Draft], nvrm: &[String]) -> bool {
+    !drafts.is_empty() && drafts.iter().all(|d| plain(d, nvrm))
+}
+
+/// No id of `ids` repeats.
+fn distinct(ids: &[u32]) -> bool {
+    ids.iter().enumerate().all(|(i, k)| !ids[..i].contains(k))
 }
