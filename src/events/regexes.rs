@@ -1,5 +1,6 @@
 //! The recognizers' regexes: built-in ones compiled on first use, user ones at load.
 
+use memchr::memmem::Finder;
 use regex::Regex;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -15,19 +16,23 @@ pub(super) struct Builtin {
     cell: OnceLock<Option<Regex>>,
     prefixes: &'static [&'static [u8]],
     suffixes: &'static [&'static [u8]],
+    /// The searchers of `prefixes` and `suffixes`, built on the first test: building one per
+    /// test cost more than the search of a short record.
+    finders: OnceLock<[Vec<Finder<'static>>; 2]>,
 }
 
 impl Builtin {
     /// False when no match can lie in `hay`: it holds none of the prefix literals, or none of
     /// the suffix literals (a side without literals rules nothing out).
     fn may_match(&self, hay: &str) -> bool {
-        let any = |lits: &[&[u8]]| {
-            lits.is_empty()
-                || lits
-                    .iter()
-                    .any(|l| memchr::memmem::find(hay.as_bytes(), l).is_some())
+        let [prefixes, suffixes] = self.finders.get_or_init(|| {
+            let build = |lits: Gate| lits.iter().map(|l| Finder::new(*l)).collect();
+            [build(self.prefixes), build(self.suffixes)]
+        });
+        let any = |finders: &[Finder<'static>]| {
+            finders.is_empty() || finders.iter().any(|f| f.find(hay.as_bytes()).is_some())
         };
-        any(self.prefixes) && any(self.suffixes)
+        any(prefixes) && any(suffixes)
     }
 }
 
@@ -71,6 +76,7 @@ pub(super) fn builtin() -> &'static BTreeMap<&'static str, Builtin> {
                     cell: OnceLock::new(),
                     prefixes,
                     suffixes,
+                    finders: OnceLock::new(),
                 };
                 (src, b)
             })
