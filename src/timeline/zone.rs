@@ -3,17 +3,21 @@
 //! own `CET`, `EST5EDT`, ...), or a common abbreviation read as its fixed offset (`PST`, `CEST`).
 //! A named zone gives each stamp the offset in force at that local time (daylight saving time
 //! included).
+//!
+//! The database is jiff's bundled copy (the same on every machine, so the same input gives the
+//! same report anywhere). It is a few compact byte tables read only when `--tz` names a zone;
+//! chrono-tz's tables, before, held some 29,000 pointers that the loader fixed up on every run,
+//! a millisecond of every start-up.
 
-use chrono::{NaiveDateTime, Offset, TimeZone};
-use chrono_tz::Tz;
+use jiff::tz::{AmbiguousOffset, TimeZone};
 
 /// The zone `--tz` names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Zone {
     /// A fixed offset from UTC, in seconds east.
     Fixed(i32),
-    /// A zone of the IANA database.
-    Named(Tz),
+    /// A zone of the IANA database (loaded once per process; a run names one zone).
+    Named(&'static TimeZone),
 }
 
 impl Zone {
@@ -29,13 +33,7 @@ impl Zone {
         if matches!(s.to_ascii_uppercase().as_str(), "UTC" | "GMT" | "Z") {
             return Some(Zone::Fixed(0));
         }
-        let named = s.parse::<Tz>().ok().or_else(|| {
-            chrono_tz::TZ_VARIANTS
-                .iter()
-                .find(|z| z.name().eq_ignore_ascii_case(s))
-                .copied()
-        });
-        if let Some(tz) = named {
+        if let Some(tz) = named(s) {
             return Some(Zone::Named(tz));
         }
         let upper = s.to_ascii_uppercase();
@@ -51,14 +49,7 @@ impl Zone {
     pub fn offset_at_local(&self, naive_secs: i64) -> i32 {
         match self {
             Zone::Fixed(o) => *o,
-            Zone::Named(tz) => {
-                let Some(naive) =
-                    chrono::DateTime::from_timestamp(naive_secs, 0).map(|d| d.naive_utc())
-                else {
-                    return 0;
-                };
-                local_offset(tz, naive)
-            }
+            Zone::Named(tz) => local_offset(tz, naive_secs).unwrap_or(0),
         }
     }
 
@@ -71,24 +62,38 @@ impl Zone {
                 let a = o.unsigned_abs();
                 format!("{sign}{:02}:{:02}", a / 3600, a % 3600 / 60)
             }
-            Zone::Named(tz) => tz.name().to_string(),
+            Zone::Named(tz) => tz.iana_name().unwrap_or("UTC").to_string(),
         }
     }
 }
 
-fn local_offset(tz: &Tz, naive: NaiveDateTime) -> i32 {
-    use chrono::LocalResult;
-    match tz.offset_from_local_datetime(&naive) {
-        LocalResult::Single(o) | LocalResult::Ambiguous(o, _) => o.fix().local_minus_utc(),
-        // in a gap: the offset an hour before (the one in force until the clocks moved)
-        LocalResult::None => {
-            let before = naive - chrono::Duration::hours(3);
-            match tz.offset_from_local_datetime(&before) {
-                LocalResult::Single(o) | LocalResult::Ambiguous(o, _) => o.fix().local_minus_utc(),
-                LocalResult::None => 0,
-            }
-        }
+/// The database's zone named `s` (any case), kept for the rest of the process: the zones asked
+/// for are few (one per `--tz`), and a `&'static` keeps [`Zone`] a plain value.
+fn named(s: &str) -> Option<&'static TimeZone> {
+    use std::sync::Mutex;
+    static LOADED: Mutex<Vec<&'static TimeZone>> = Mutex::new(Vec::new());
+    if s.is_empty() || !s.is_ascii() {
+        return None;
     }
+    let tz = jiff::tz::db().get(s).ok()?;
+    let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(&known) = loaded.iter().find(|&&z| *z == tz) {
+        return Some(known);
+    }
+    let kept: &'static TimeZone = Box::leak(Box::new(tz));
+    loaded.push(kept);
+    Some(kept)
+}
+
+/// The offset in force at the local wall-clock time `naive_secs` in `tz`: the earlier one at a
+/// time that occurs twice, the one before the gap at a time that never occurs.
+fn local_offset(tz: &TimeZone, naive_secs: i64) -> Option<i32> {
+    let civil = TimeZone::UTC.to_datetime(jiff::Timestamp::from_second(naive_secs).ok()?);
+    let offset = match tz.to_ambiguous_timestamp(civil).offset() {
+        AmbiguousOffset::Unambiguous { offset } => offset,
+        AmbiguousOffset::Gap { before, .. } | AmbiguousOffset::Fold { before, .. } => before,
+    };
+    Some(offset.seconds())
 }
 
 #[cfg(test)]
@@ -96,10 +101,14 @@ mod tests {
     use super::*;
 
     fn secs(s: &str) -> i64 {
-        NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S")
+        chrono::NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S")
             .unwrap()
             .and_utc()
             .timestamp()
+    }
+
+    fn is_named(z: Option<Zone>, name: &str) -> bool {
+        matches!(z, Some(Zone::Named(tz)) if tz.iana_name() == Some(name))
     }
 
     #[test]
@@ -107,16 +116,13 @@ mod tests {
         assert_eq!(Zone::parse("UTC"), Some(Zone::Fixed(0)));
         assert_eq!(Zone::parse("+08:00"), Some(Zone::Fixed(8 * 3600)));
         assert_eq!(Zone::parse("-0500"), Some(Zone::Fixed(-5 * 3600)));
-        assert_eq!(
-            Zone::parse("Europe/Berlin"),
-            Some(Zone::Named(Tz::Europe__Berlin))
-        );
-        assert_eq!(
-            Zone::parse("america/new_york"),
-            Some(Zone::Named(Tz::America__New_York))
-        );
-        assert_eq!(Zone::parse("CET"), Some(Zone::Named(Tz::CET)));
-        assert_eq!(Zone::parse("EST"), Some(Zone::Named(Tz::EST)));
+        assert!(is_named(Zone::parse("Europe/Berlin"), "Europe/Berlin"));
+        assert!(is_named(Zone::parse("america/new_york"), "America/New_York"));
+        assert!(is_named(Zone::parse("CET"), "CET"));
+        assert!(is_named(Zone::parse("EST"), "EST"));
+        assert!(is_named(Zone::parse("EST5EDT"), "EST5EDT"));
+        // one zone asked for twice is one value
+        assert_eq!(Zone::parse("Asia/Tokyo"), Zone::parse("ASIA/TOKYO"));
         assert_eq!(Zone::parse("PST"), Some(Zone::Fixed(-8 * 3600)));
         assert_eq!(Zone::parse("cest"), Some(Zone::Fixed(7200)));
         assert_eq!(Zone::parse("Mars/Olympus"), None);
