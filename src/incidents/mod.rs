@@ -172,11 +172,13 @@ pub fn build(
         }
     }
     let merged: Vec<Vec<usize>> = merged.into_iter().map(|(_, g)| g).collect();
+    // asked of every member several times while judging: answered once per event
+    let conseq: Vec<bool> = events.iter().map(|e| rules.is_consequence(e)).collect();
     let mut incidents: Vec<Incident> = merged
         .into_iter()
         .map(|mut g| {
             g.sort_unstable();
-            judge(g, events, rules, catalog, kernel_inputs, job)
+            judge(g, events, (rules, &conseq), catalog, kernel_inputs, job)
         })
         .collect();
     renumber(&mut incidents);
@@ -232,7 +234,7 @@ fn evidence_of(
     chosen: Option<&Rule>,
     members: &[usize],
     events: &[Event],
-    rules: &RuleSet,
+    conseq: &[bool],
 ) -> Vec<usize> {
     let mut evidence: Vec<usize> = primary.into_iter().chain(cause).collect();
     let Some(p) = primary else { return evidence };
@@ -254,7 +256,7 @@ fn evidence_of(
                     && events[j].code == e.code
                     && events[j].bmc == e.bmc)
         });
-        if related && !seen && !rules.is_consequence(e) {
+        if related && !seen && !conseq[i] {
             evidence.push(i);
         }
     }
@@ -262,11 +264,12 @@ fn evidence_of(
 }
 
 /// Names one incident's cause: candidates from the rules, cause before consequence, then the
-/// verdict, its consequences, evidence and summary.
+/// verdict, its consequences, evidence and summary. `conseq` says per event whether the rules
+/// take it for a consequence.
 fn judge(
     members: Vec<usize>,
     events: &[Event],
-    rules: &RuleSet,
+    (rules, conseq): (&RuleSet, &[bool]),
     catalog: &Catalog,
     kernel_inputs: bool,
     job: Option<&JobInfo>,
@@ -284,13 +287,13 @@ fn judge(
     let primaries: Vec<usize> = members
         .iter()
         .copied()
-        .filter(|&i| !rules.is_consequence(&events[i]) && benign(catalog, &events[i]).is_none())
+        .filter(|&i| !conseq[i] && benign(catalog, &events[i]).is_none())
         .collect();
     let cands = choose::candidates(&members, &primaries, events, rules, catalog);
     let picked = choose::pick(&cands, events, rules);
     let chosen = picked.as_ref().map(|(k, _)| cands[*k]);
     let mut alternatives = alternatives_of(&cands, picked.as_ref().map(|p| p.0), events, catalog);
-    let t = tally(&members, events, rules);
+    let t = tally(&members, events, conseq);
     let mut missing = Vec::new();
     // the earlier event a rule names as the cause (a BMC alert before a GPU loss)
     let preceded = chosen.and_then(|c| Some((c.rule.pattern.preceded_by.as_ref()?, c.event)));
@@ -326,17 +329,17 @@ fn judge(
             }
         },
     };
-    let consequences = consequences_of(&members, events, rules, v.primary, preceded);
+    let consequences = consequences_of(&members, events, conseq, v.primary, preceded);
     let evidence = evidence_of(
         v.primary,
         cause,
         chosen.map(|c| c.rule),
         &members,
         events,
-        rules,
+        conseq,
     );
     let why = picked.as_ref().and_then(|(_, why)| why.as_deref());
-    let summary = full_summary(&v, why, &consequences, events, rules, job);
+    let summary = full_summary(&v, why, &consequences, events, conseq, job);
     Incident {
         id: String::new(),
         events: members,
@@ -365,7 +368,7 @@ fn judge(
 fn consequences_of(
     members: &[usize],
     events: &[Event],
-    rules: &RuleSet,
+    conseq: &[bool],
     primary: Option<usize>,
     preceded: Option<(&crate::rules::Preceded, usize)>,
 ) -> BTreeMap<String, u64> {
@@ -380,8 +383,7 @@ fn consequences_of(
     for &i in members {
         if Some(i) != primary
             && !is_cause(i)
-            && (rules.is_consequence(&events[i])
-                || primary.is_some_and(|p| events[p].layer != events[i].layer))
+            && (conseq[i] || primary.is_some_and(|p| events[p].layer != events[i].layer))
         {
             *counts.entry(events[i].kind.as_str()).or_default() += events[i].weight();
         }
@@ -399,7 +401,7 @@ fn full_summary(
     why: Option<&str>,
     consequences: &BTreeMap<String, u64>,
     events: &[Event],
-    rules: &RuleSet,
+    conseq: &[bool],
     job: Option<&JobInfo>,
 ) -> String {
     let mut summary = v.summary.clone();
@@ -419,7 +421,7 @@ fn full_summary(
         }
     }
     let cons_total: u64 = consequences.values().sum();
-    if cons_total > 0 && v.primary.is_some_and(|p| !rules.is_consequence(&events[p])) {
+    if cons_total > 0 && v.primary.is_some_and(|p| !conseq[p]) {
         let parts: Vec<String> = consequences
             .iter()
             .map(|(k, n)| format!("{k} ×{n}"))

@@ -31,10 +31,12 @@ pub(super) struct Tally {
     pub(super) counts: BTreeMap<String, u64>,
 }
 
-pub(super) fn tally(members: &[usize], events: &[Event], rules: &RuleSet) -> Tally {
-    // borrowed while counting, owned once per distinct value
-    let mut hosts: BTreeSet<&str> = BTreeSet::new();
-    let mut gpus: BTreeSet<&str> = BTreeSet::new();
+/// `conseq` says per event whether the rules take it for a consequence.
+pub(super) fn tally(members: &[usize], events: &[Event], conseq: &[bool]) -> Tally {
+    // borrowed while counting (hashed: many members, few distinct values), owned and ordered
+    // once per distinct value
+    let mut hosts: std::collections::HashSet<&str, crate::scan::FastBuild> = Default::default();
+    let mut gpus: std::collections::HashSet<&str, crate::scan::FastBuild> = Default::default();
     let mut ranks: BTreeSet<i64> = BTreeSet::new();
     let mut counts: crate::scan::FastMap<(&str, Option<i64>), u64> = Default::default();
     for &i in members {
@@ -42,7 +44,7 @@ pub(super) fn tally(members: &[usize], events: &[Event], rules: &RuleSet) -> Tal
         if let Some(h) = &e.host {
             hosts.insert(h);
         }
-        if let Some(g) = e.gpu.as_ref().filter(|_| !rules.is_consequence(e)) {
+        if let Some(g) = e.gpu.as_ref().filter(|_| !conseq[i]) {
             gpus.insert(g);
         }
         if let Some(r) = e.rank {

@@ -29,6 +29,21 @@ impl Body {
         }
     }
 
+    /// The body of `message` that is `body` cut to its first `max_chars` characters, made without
+    /// a copy of the text when `message` ends with it.
+    pub fn cut(message: &str, body: &str, max_chars: usize) -> Body {
+        let body = match body.char_indices().nth(max_chars) {
+            Some((at, _)) => &body[..at],
+            None => body,
+        };
+        match message.len().checked_sub(body.len()) {
+            Some(at) if message.ends_with(body) && message.is_char_boundary(at) => {
+                u32::try_from(at).map_or_else(|_| Body::Own(body.to_string()), Body::Tail)
+            }
+            _ => Body::Own(body.to_string()),
+        }
+    }
+
     /// The text, read from `message` (the message it was made for; empty when that message was
     /// taken away).
     pub fn text<'a>(&'a self, message: &'a str) -> &'a str {

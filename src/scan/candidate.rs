@@ -326,11 +326,11 @@ fn build(
             None
         };
         let (message, body) = match segment_text {
-            Some(t) => (t, String::new()),
-            None => (
-                message.clone(),
-                body.chars().take(MAX_MESSAGE_BYTES).collect(),
-            ),
+            Some(t) => (t, crate::model::Body::Own(String::new())),
+            None => {
+                let body = crate::model::Body::cut(&message, &body, MAX_MESSAGE_BYTES);
+                (message.clone(), body)
+            }
         };
         let loc = Located {
             line: w.head_line_no,

@@ -22,7 +22,7 @@ pub fn cap_by_key<T, K: Hash + Eq>(
     key: impl Fn(&T) -> Option<K>,
     weight: impl Fn(&mut T) -> &mut u64,
 ) {
-    if items.len() as u64 <= cap.max(1) {
+    if items.len() as u64 <= cap.max(1) || within_cap(items.iter().map(&key), cap) {
         return;
     }
     let ids = dense_ids(items.iter().map(key));
@@ -43,11 +43,32 @@ pub trait Capped {
 
 /// [`cap_by_key`] for items that borrow their keys ([`Capped`]).
 pub fn cap_capped<T: Capped>(items: &mut Vec<T>, cap: u64) {
-    if items.len() as u64 <= cap.max(1) {
+    if items.len() as u64 <= cap.max(1) || within_cap(items.iter().map(T::cap_key), cap) {
         return;
     }
     let ids = dense_ids(items.iter().map(T::cap_key));
     cap_by_id(items, cap, &ids, T::weight);
+}
+
+/// Whether no key occurs more than `cap` times (at least 1), so that the cap keeps everything:
+/// occurrences are counted per hash of the key, with no key copied or compared (keys of one hash
+/// are counted together, so a `true` is certain; a `false` leaves the answer to the cap itself).
+/// Scans keep calling the cap on lists that grew; when nothing is over it (many distinct keys),
+/// this is all it costs.
+pub(super) fn within_cap<K: Hash>(keys: impl Iterator<Item = Option<K>>, cap: u64) -> bool {
+    use std::hash::BuildHasher;
+    let cap = cap.max(1);
+    let hasher = FastBuild::default();
+    let mut seen: FastMap<u64, u64> =
+        FastMap::with_capacity_and_hasher(keys.size_hint().0, FastBuild::default());
+    for k in keys.flatten() {
+        let n = seen.entry(hasher.hash_one(k)).or_default();
+        *n += 1;
+        if *n > cap {
+            return false;
+        }
+    }
+    true
 }
 
 /// A fast, non-cryptographic hasher for the keys of in-process tables (the multiply-rotate

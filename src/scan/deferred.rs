@@ -6,7 +6,7 @@
 //! gives.
 
 use super::candidate::candidate;
-use super::cap::{cap_plan, dense_ids};
+use super::cap::{cap_plan, dense_ids, within_cap};
 use super::{CapKey, Capped, Located, ScanOutput};
 use crate::events::RecognizerSet;
 use crate::formats::wrapper::FileWrappers;
@@ -63,6 +63,10 @@ pub(super) fn cap_joint(
         return;
     }
     if (events.len() + stubs.len()) as u64 <= cap.max(1) {
+        return;
+    }
+    let stub_keys = stubs.iter().map(|s| Some(borrowed(&keys[s.key as usize])));
+    if within_cap(events.iter().map(Located::cap_key).chain(stub_keys), cap) {
         return;
     }
     // the merged order: Ok(event index) or Err(stub index)

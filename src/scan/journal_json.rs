@@ -61,14 +61,16 @@ pub fn scan(buf: &[u8], set: &RecognizerSet, cap: u64) -> ScanOutput {
                 }
                 kinds.push(d.kind.clone());
             }
+            let message = String::from_utf8_lossy(&raw[..raw.len().min(super::MAX_MESSAGE_BYTES)])
+                .into_owned();
+            let body = crate::model::Body::cut(&message, &msg, super::MAX_MESSAGE_BYTES);
             let loc = Located {
                 line: line_no,
                 stamp: d.stamp.unwrap_or(stamp),
                 borrowed: false,
                 host: d.host.clone().or_else(|| entry.host.clone()),
-                message: String::from_utf8_lossy(&raw[..raw.len().min(super::MAX_MESSAGE_BYTES)])
-                    .into_owned(),
-                body: msg.chars().take(super::MAX_MESSAGE_BYTES).collect(),
+                message,
+                body,
                 draft: d,
                 suppressed: 0,
             };

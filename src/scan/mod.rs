@@ -59,8 +59,9 @@ pub struct Located {
     pub host: Option<String>,
     /// Verbatim record.
     pub message: String,
-    /// Message after the prefix.
-    pub body: String,
+    /// Message after the prefix: a place in `message` when it ends it (nearly always), so that
+    /// the text is held once.
+    pub body: crate::model::Body,
     /// Further occurrences of this event (same host, kind, code, GPU and rank) past the events
     /// cap: counted here, not kept (see [`cap_by_key`]).
     pub suppressed: u64,

@@ -25,7 +25,11 @@ impl ScanOutput {
         for e in p.events.iter_mut().chain(p.attachments.iter_mut()) {
             e.line += base;
         }
+        // grown by what comes, not doubled: the list of a long input is the scan's largest
+        // allocation, and a large block grows in place
+        self.events.reserve_exact(p.events.len());
         self.events.append(&mut p.events);
+        self.attachments.reserve_exact(p.attachments.len());
         self.attachments.append(&mut p.attachments);
         self.append_stubs(&mut p, base);
         self.boot_lines

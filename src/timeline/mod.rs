@@ -468,7 +468,9 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
         }
     }
     // Assemble.
-    let mut events = Vec::with_capacity(results.iter().map(|r| r.events.len()).sum());
+    // grown in steps as the raw events' lists shrink (reserved whole up front, it would stand
+    // beside them whole)
+    let mut events: Vec<Event> = Vec::new();
     for (r, pv) in results.iter_mut().zip(pend) {
         let attachments = std::mem::take(&mut r.attachments);
         // moved from the back, the raw events' list shrinking as the timeline's grows (the two
@@ -477,6 +479,9 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
         while let (Some(e), Some(p)) = (raw.pop(), pv.pop()) {
             if raw.len() % SHRINK_EVERY == 0 {
                 raw.shrink_to_fit();
+            }
+            if events.len() == events.capacity() {
+                events.reserve_exact(SHRINK_EVERY.min(raw.len() + 1));
             }
             let host = e.host.as_deref().or(r.host.as_deref()).map(short_host);
             let gpu_uuid = match (&host, &e.gpu) {
@@ -576,31 +581,76 @@ fn merge_attachments(events: &mut [Event], input: usize, attachments: &[RawEvent
 
 /// Timed events by time (stable: input order for ties), then events with only an uptime (by host,
 /// boot, uptime: an uptime that went back to zero starts a later boot), then events with no time
-/// in input order.
+/// in input order. The keys are made once (hosts as their rank in name order) and sorted with
+/// the events' positions; the events are then moved into that order in place.
 fn order(mut events: Vec<Event>) -> Vec<Event> {
-    events.sort_by(|a, b| {
+    let hosts: BTreeSet<&str> = events.iter().filter_map(|e| e.host.as_deref()).collect();
+    let rank: crate::scan::FastMap<&str, u32> = hosts
+        .iter()
+        .enumerate()
+        .map(|(i, h)| (*h, i as u32 + 1))
+        .collect();
+    let mut last: Option<(&str, u32)> = None;
+    let mut keys: Vec<(OrderKey, u32)> = Vec::with_capacity(events.len());
+    for (i, e) in events.iter().enumerate() {
+        let host = match e.host.as_deref() {
+            None => 0,
+            Some(h) => match last {
+                Some((l, r)) if l == h => r,
+                _ => {
+                    let r = rank[h];
+                    last = Some((h, r));
+                    r
+                }
+            },
+        };
         // uptimes restart at each boot: order by boot before uptime
-        let ka = (
-            a.time_us.is_none(),
-            a.time_us,
-            a.uptime_us.is_none(),
-            a.host.as_deref(),
-            a.boot,
-            a.uptime_us,
-            a.input,
-            a.source.line,
+        let key = (
+            (e.time_us.is_none(), e.time_us.unwrap_or(0)),
+            (e.uptime_us.is_none(), host, e.boot),
+            e.uptime_us.unwrap_or(0),
+            (e.input, e.source.line),
         );
-        let kb = (
-            b.time_us.is_none(),
-            b.time_us,
-            b.uptime_us.is_none(),
-            b.host.as_deref(),
-            b.boot,
-            b.uptime_us,
-            b.input,
-            b.source.line,
-        );
-        ka.cmp(&kb)
-    });
+        keys.push((key, i as u32));
+    }
+    drop(rank);
+    // position ties keep input order: the sort is stable without a stable sort's scratch copy
+    keys.sort_unstable();
+    let mut from: Vec<u32> = keys.into_iter().map(|(_, i)| i).collect();
+    permute(&mut events, &mut from);
     events
+}
+
+/// What [`order`] sorts by.
+type OrderKey = ((bool, i64), (bool, u32, u32), u64, (usize, u64));
+
+/// Puts `v[from[k]]` at `k` for every `k`, in place (one cycle after another); `from` is a
+/// permutation and is used up.
+fn permute<T>(v: &mut [T], from: &mut [u32]) {
+    for start in 0..from.len() {
+        let mut k = start;
+        while from[k] as usize != k {
+            let src = from[k] as usize;
+            from[k] = k as u32;
+            if src == start {
+                break;
+            }
+            v.swap(k, src);
+            k = src;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::permute;
+
+    #[test]
+    fn permute_moves_each_item_to_its_place() {
+        let mut v = vec!['a', 'b', 'c', 'd', 'e', 'f'];
+        // two cycles (0 2 4) and (1 5), one fixed point
+        let mut from = vec![2, 5, 4, 3, 0, 1];
+        permute(&mut v, &mut from);
+        assert_eq!(v, vec!['c', 'f', 'e', 'd', 'a', 'b']);
+    }
 }

@@ -10,6 +10,7 @@ use serde::Serialize;
 
 mod accounting;
 mod inventory;
+mod view;
 mod write;
 
 use accounting::accounting;

@@ -1,11 +1,13 @@
 //! Writing the JSON report: its one field list, and the writers of a built report and of an
 //! analysis whose events are turned into their JSON form as they are written.
 
-use super::{build_rest, event_json_taking, Report};
+use super::view::{serialize_event, Titles};
+use super::{build_rest, Report};
 use crate::catalog::Catalog;
 use crate::timeline::Event;
 use crate::Analysis;
 use serde::Serialize;
+use std::cell::RefCell;
 
 impl Serialize for Report {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -44,36 +46,47 @@ fn serialize_report<S: serde::Serializer>(
     st.end()
 }
 
-/// The events of an analysis, each turned into its JSON form (texts moved out of it) only when
-/// it is written.
-struct TakenEvents<'a> {
-    events: std::cell::RefCell<&'a mut [Event]>,
+/// The events of an analysis, each written in its JSON form straight from the event
+/// ([`super::view`]): nothing is copied, and no event's texts are made and freed again.
+struct ViewedEvents<'a> {
+    events: &'a [Event],
     catalog: &'a Catalog,
+    titles: RefCell<Titles<'a>>,
 }
 
-impl Serialize for TakenEvents<'_> {
+/// One event of [`ViewedEvents`].
+struct Viewed<'a, 'v> {
+    event: &'a Event,
+    list: &'v ViewedEvents<'a>,
+}
+
+impl Serialize for Viewed<'_, '_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut events = self.events.borrow_mut();
-        s.collect_seq(
-            events
-                .iter_mut()
-                .map(|e| event_json_taking(e, self.catalog)),
-        )
+        let mut titles = self.list.titles.borrow_mut();
+        serialize_event(self.event, self.list.catalog, &mut titles, s)
     }
 }
 
-/// Writes the report of `a` as [`write`] writes the one [`build_taking`](super::build_taking) makes (the same bytes),
-/// each event's JSON form made as it is written: the events are never held a second time. The
-/// events' texts are moved out as by [`build_taking`](super::build_taking).
+impl Serialize for ViewedEvents<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.events.iter().map(|event| Viewed { event, list: self }))
+    }
+}
+
+/// Writes the report of `a`: the bytes [`write`] writes for the report [`build`](super::build)
+/// makes, each event's JSON form written straight from the event (the events are never held a
+/// second time, and nothing is copied per event). The analysis is left as it was; it is taken
+/// mutably for the callers of the former version, which moved the events' texts out.
 pub fn write_taking(
     a: &mut Analysis,
     catalog: &Catalog,
     w: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
     let rest = build_rest(a);
-    let events = TakenEvents {
-        events: std::cell::RefCell::new(&mut a.events),
+    let events = ViewedEvents {
+        events: &a.events,
         catalog,
+        titles: RefCell::default(),
     };
     let mut ser = serde_json::Serializer::pretty(&mut *w);
     serialize_report(&rest, &events, &mut ser).map_err(std::io::Error::other)?;
