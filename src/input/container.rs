@@ -309,7 +309,7 @@ pub fn expand_reader<R>(
     match magic {
         Magic::Plain => plain(src, &head, rest, ctx, process, out),
         Magic::Gzip | Magic::Zstd => {
-            let dec = decode::spawn_stream(rest, magic == Magic::Gzip, ctx.limits);
+            let dec = decode::open_stream(rest, magic == Magic::Gzip, ctx.limits);
             let inner = Source {
                 depth: src.depth + 1,
                 decoded: true,

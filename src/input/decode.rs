@@ -154,43 +154,124 @@ fn pump(
     }
 }
 
-/// Starts decoding a gzip (`gzip == true`) or zstd stream from `source` in a thread; returns
-/// the reader of the decoded bytes.
-pub fn spawn_stream(source: Box<dyn Read + Send>, gzip: bool, limits: Limits) -> ChannelReader {
-    let notes: Notes = Arc::default();
-    let consumed = Arc::new(AtomicU64::new(0));
-    let (n2, c2) = (notes.clone(), consumed.clone());
-    let (tx, reader) = pipe(notes, Some(consumed));
-    std::thread::spawn(move || {
-        let counted = Counting {
-            inner: source,
-            n: c2.clone(),
+/// A gzip or zstd stream decoded by the thread that reads it, straight into the reader's
+/// buffer (for a streamed input, the block the scan reads: no copy between the decoder's output
+/// and the scan). The expansion ratio is checked at every [`CHUNK`] of output, as a decoder
+/// thread checks it; problems become notes and end the stream.
+pub struct StreamDecoder {
+    dec: Option<Box<dyn Read + Send>>,
+    what: &'static str,
+    limits: Limits,
+    out: u64,
+    /// What the decoder had to say about this stream (read at its end).
+    pub notes: Notes,
+    /// Compressed bytes the decoder consumed so far (for the per-member ratio of a tar inside).
+    pub consumed: Option<Arc<AtomicU64>>,
+}
+
+impl StreamDecoder {
+    fn end(&mut self, why: Option<String>) {
+        self.dec = None;
+        if let Some(w) = why {
+            note(&self.notes, w);
+        } else if self.out == 0 && self.notes.lock().map(|n| n.is_empty()).unwrap_or(false) {
+            note(
+                &self.notes,
+                format!("{}: the compressed stream holds no data (header only)", self.what),
+            );
+        }
+    }
+
+    /// The note of a ratio past the cap, if it is.
+    fn ratio(&self) -> Option<String> {
+        let hit = self.out > RATIO_FLOOR && self.out / self.consumed().max(1) > self.limits.max_ratio;
+        hit.then(|| format!(
+            "{}: expansion ratio passed {}:1 after {} bytes (decompression bomb?); the rest is not read",
+            self.what, self.limits.max_ratio, self.out
+        ))
+    }
+
+    /// At the end: the ratio of a last chunk shorter than [`CHUNK`] (a full one was checked).
+    fn partial_ratio(&self) -> Option<String> {
+        (self.out % CHUNK as u64 != 0).then(|| self.ratio()).flatten()
+    }
+
+    fn consumed(&self) -> u64 {
+        self.consumed
+            .as_ref()
+            .map_or(0, |c| c.load(Ordering::Relaxed))
+    }
+}
+
+impl Read for StreamDecoder {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let Some(dec) = self.dec.as_mut() else {
+            return Ok(0);
         };
-        let what = if gzip { "gzip" } else { "zstd" };
-        let mut dec: Box<dyn Read> = if gzip {
-            Box::new(flate2::read::MultiGzDecoder::new(std::io::BufReader::new(
-                counted,
-            )))
-        } else {
-            match zstd::stream::read::Decoder::new(counted) {
-                Ok(d) => Box::new(d),
+        // never past the next chunk boundary, where the ratio is checked
+        let room = CHUNK - (self.out % CHUNK as u64) as usize;
+        let want = buf.len().min(room);
+        let n = loop {
+            match dec.read(&mut buf[..want]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    note(&n2, format!("zstd: cannot start decoding: {e}"));
-                    return;
+                    // a partial last chunk is checked before the error is told
+                    let w = self.partial_ratio().unwrap_or_else(|| format!(
+                        "{}: corrupt or truncated stream after {} decompressed bytes: {e}; the part before is analyzed",
+                        self.what, self.out
+                    ));
+                    self.end(Some(w));
+                    return Ok(0);
                 }
             }
         };
-        let produced = pump(&mut *dec, &tx, &n2, what, &limits, &|| {
-            c2.load(Ordering::Relaxed)
-        });
-        if produced == 0 && n2.lock().map(|n| n.is_empty()).unwrap_or(false) {
-            note(
-                &n2,
-                format!("{what}: the compressed stream holds no data (header only)"),
-            );
+        if n == 0 {
+            let w = self.partial_ratio();
+            self.end(w);
+            return Ok(0);
         }
-    });
-    reader
+        self.out += n as u64;
+        if self.out % CHUNK as u64 == 0 {
+            if let Some(w) = self.ratio() {
+                self.end(Some(w));
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// Opens a gzip (`gzip == true`) or zstd stream over `source`, decoded as it is read (by the
+/// thread that reads it: see [`StreamDecoder`]).
+pub fn open_stream(source: Box<dyn Read + Send>, gzip: bool, limits: Limits) -> StreamDecoder {
+    let notes: Notes = Arc::default();
+    let consumed = Arc::new(AtomicU64::new(0));
+    let counted = Counting {
+        inner: source,
+        n: consumed.clone(),
+    };
+    let what = if gzip { "gzip" } else { "zstd" };
+    let dec: Option<Box<dyn Read + Send>> = if gzip {
+        Some(Box::new(flate2::read::MultiGzDecoder::new(
+            std::io::BufReader::new(counted),
+        )))
+    } else {
+        match zstd::stream::read::Decoder::new(counted) {
+            Ok(d) => Some(Box::new(d)),
+            Err(e) => {
+                note(&notes, format!("zstd: cannot start decoding: {e}"));
+                None
+            }
+        }
+    };
+    StreamDecoder {
+        dec,
+        what,
+        limits,
+        out: 0,
+        notes,
+        consumed: Some(consumed),
+    }
 }
 
 /// One member of a tar, as its decoder announces it.
