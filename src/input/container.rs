@@ -7,13 +7,16 @@
 use super::budget::Budget;
 use super::decode::{self, Notes, TarItem};
 use super::{Bytes, Input, Limits};
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 /// The first block of an input read before it is handed to the scanner (format detection reads
 /// it); an input that ends within it is scanned whole, a longer one block by block.
 pub const STREAM_HEAD: usize = 4 << 20;
+
+/// A compressed file at least this large is read ahead in a thread of its own.
+const READ_AHEAD_FROM: u64 = 1 << 20;
 
 /// A source of decoded or read bytes, read in blocks by the pipeline, within the member cap and
 /// the global budget; problems go to `warnings`.
@@ -309,7 +312,14 @@ pub fn expand_reader<R>(
     match magic {
         Magic::Plain => plain(src, &head, rest, ctx, process, out),
         Magic::Gzip | Magic::Zstd => {
-            let dec = decode::open_stream(rest, magic == Magic::Gzip, ctx.limits);
+            // a compressed file is read ahead by a thread of its own (the decoder's thread is
+            // the one the run waits on); a stream inside a container is already fed by one
+            let source: Box<dyn BufRead + Send> = if src.depth == 0 && src.disk >= READ_AHEAD_FROM {
+                Box::new(decode::read_ahead(rest))
+            } else {
+                Box::new(BufReader::with_capacity(128 << 10, rest))
+            };
+            let dec = decode::open_stream(source, magic == Magic::Gzip, ctx.limits);
             let inner = Source {
                 depth: src.depth + 1,
                 decoded: true,

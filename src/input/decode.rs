@@ -5,7 +5,7 @@
 //! and per tar member (against the compressed bytes consumed while that member was produced).
 
 use super::Limits;
-use std::io::Read;
+use std::io::{BufRead, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
@@ -22,6 +22,8 @@ pub type Notes = Arc<Mutex<Vec<String>>>;
 
 enum Msg {
     Data(Vec<u8>),
+    /// The source failed (read ahead: the error reaches the decoder as its source's error).
+    Fail(std::io::Error),
 }
 
 /// The reading end of a decoder: the decoded bytes of one stream or tar member.
@@ -40,6 +42,17 @@ pub struct ChannelReader {
 
 impl Read for ChannelReader {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let have = self.fill_buf()?;
+        let n = buf.len().min(have.len());
+        buf[..n].copy_from_slice(&have[..n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+/// A decoder reads the chunks in place (no copy into a buffer of its own).
+impl BufRead for ChannelReader {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
         while self.pos >= self.cur.len() {
             match self.rx.recv() {
                 Ok(Msg::Data(d)) => {
@@ -49,13 +62,15 @@ impl Read for ChannelReader {
                     }
                     self.pos = 0;
                 }
-                Err(_) => return Ok(0),
+                Ok(Msg::Fail(e)) => return Err(e),
+                Err(_) => return Ok(&[]),
             }
         }
-        let n = buf.len().min(self.cur.len() - self.pos);
-        buf[..n].copy_from_slice(&self.cur[self.pos..self.pos + n]);
-        self.pos += n;
-        Ok(n)
+        Ok(&self.cur[self.pos..])
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.cur.len());
     }
 }
 
@@ -75,6 +90,71 @@ impl<R: Read> Read for Counting<R> {
         self.n.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
     }
+}
+
+/// Counts the bytes a decoder consumes from the buffered source below it.
+struct CountingBuf<R> {
+    inner: R,
+    n: Arc<AtomicU64>,
+}
+
+impl<R: BufRead> Read for CountingBuf<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.n.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for CountingBuf<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.inner.consume(n);
+        self.n.fetch_add(n as u64, Ordering::Relaxed);
+    }
+}
+
+/// Reads `source` ahead in a thread of its own, in chunks the reader returns once read: the
+/// read calls (and the kernel's copy) of a compressed file leave the decoder's thread, which
+/// is the one the whole run waits on. An error of the source reaches the reader as its own.
+pub fn read_ahead(mut source: Box<dyn Read + Send>) -> ChannelReader {
+    let (pipe, reader) = pipe(Notes::default(), None);
+    std::thread::spawn(move || loop {
+        let mut buf = pipe.spare.try_recv().unwrap_or_default();
+        buf.resize(CHUNK, 0);
+        let (n, end) = fill(&mut *source, &mut buf);
+        buf.truncate(n);
+        if n > 0 && pipe.tx.send(Msg::Data(buf)).is_err() {
+            return;
+        }
+        match end {
+            Some(None) => return,
+            Some(Some(e)) => {
+                let _ = pipe.tx.send(Msg::Fail(e));
+                return;
+            }
+            None => {}
+        }
+    });
+    reader
+}
+
+/// Reads into all of `buf` unless the source ends first; returns the bytes read and how the
+/// source ended, if it did (`Some(None)`: its end, `Some(Some(e))`: an error).
+fn fill(r: &mut dyn Read, buf: &mut [u8]) -> (usize, Option<Option<std::io::Error>>) {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => return (n, Some(None)),
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return (n, Some(Some(e))),
+        }
+    }
+    (n, None)
 }
 
 /// The sending end of a decoder: chunks go out on `tx`, come back on `spare` once read.
@@ -112,22 +192,7 @@ fn pump(
     loop {
         let mut buf = pipe.spare.try_recv().unwrap_or_default();
         buf.resize(CHUNK, 0);
-        let mut n = 0;
-        let mut end = None;
-        while n < CHUNK {
-            match r.read(&mut buf[n..]) {
-                Ok(0) => {
-                    end = Some(None);
-                    break;
-                }
-                Ok(k) => n += k,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    end = Some(Some(e));
-                    break;
-                }
-            }
-        }
+        let (n, end) = fill(r, &mut buf);
         buf.truncate(n);
         out += n as u64;
         let ratio_hit = out > RATIO_FLOOR && out / consumed().max(1) > limits.max_ratio;
@@ -243,20 +308,22 @@ impl Read for StreamDecoder {
 
 /// Opens a gzip (`gzip == true`) or zstd stream over `source`, decoded as it is read (by the
 /// thread that reads it: see [`StreamDecoder`]).
-pub fn open_stream(source: Box<dyn Read + Send>, gzip: bool, limits: Limits) -> StreamDecoder {
+pub fn open_stream(
+    source: Box<dyn BufRead + Send>,
+    gzip: bool,
+    limits: Limits,
+) -> StreamDecoder {
     let notes: Notes = Arc::default();
     let consumed = Arc::new(AtomicU64::new(0));
-    let counted = Counting {
+    let counted = CountingBuf {
         inner: source,
         n: consumed.clone(),
     };
     let what = if gzip { "gzip" } else { "zstd" };
     let dec: Option<Box<dyn Read + Send>> = if gzip {
-        Some(Box::new(flate2::read::MultiGzDecoder::new(
-            std::io::BufReader::new(counted),
-        )))
+        Some(Box::new(flate2::bufread::MultiGzDecoder::new(counted)))
     } else {
-        match zstd::stream::read::Decoder::new(counted) {
+        match zstd::stream::read::Decoder::with_buffer(counted) {
             Ok(d) => Some(Box::new(d)),
             Err(e) => {
                 note(&notes, format!("zstd: cannot start decoding: {e}"));
