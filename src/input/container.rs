@@ -7,7 +7,7 @@
 use super::budget::Budget;
 use super::decode::{self, Notes, TarItem};
 use super::{Bytes, Input, Limits};
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
@@ -314,12 +314,12 @@ pub fn expand_reader<R>(
         Magic::Gzip | Magic::Zstd => {
             // a compressed file is read ahead by a thread of its own (the decoder's thread is
             // the one the run waits on); a stream inside a container is already fed by one
-            let source: Box<dyn BufRead + Send> = if src.depth == 0 && src.disk >= READ_AHEAD_FROM {
-                Box::new(decode::read_ahead(rest))
+            let gzip = magic == Magic::Gzip;
+            let dec = if src.depth == 0 && src.disk >= READ_AHEAD_FROM {
+                decode::open_stream_ahead(rest, gzip, ctx.limits)
             } else {
-                Box::new(BufReader::with_capacity(128 << 10, rest))
+                decode::open_stream(rest, gzip, ctx.limits)
             };
-            let dec = decode::open_stream(source, magic == Magic::Gzip, ctx.limits);
             let inner = Source {
                 depth: src.depth + 1,
                 decoded: true,

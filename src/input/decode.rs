@@ -242,14 +242,18 @@ impl StreamDecoder {
         } else if self.out == 0 && self.notes.lock().map(|n| n.is_empty()).unwrap_or(false) {
             note(
                 &self.notes,
-                format!("{}: the compressed stream holds no data (header only)", self.what),
+                format!(
+                    "{}: the compressed stream holds no data (header only)",
+                    self.what
+                ),
             );
         }
     }
 
     /// The note of a ratio past the cap, if it is.
     fn ratio(&self) -> Option<String> {
-        let hit = self.out > RATIO_FLOOR && self.out / self.consumed().max(1) > self.limits.max_ratio;
+        let hit =
+            self.out > RATIO_FLOOR && self.out / self.consumed().max(1) > self.limits.max_ratio;
         hit.then(|| format!(
             "{}: expansion ratio passed {}:1 after {} bytes (decompression bomb?); the rest is not read",
             self.what, self.limits.max_ratio, self.out
@@ -258,7 +262,9 @@ impl StreamDecoder {
 
     /// At the end: the ratio of a last chunk shorter than [`CHUNK`] (a full one was checked).
     fn partial_ratio(&self) -> Option<String> {
-        (self.out % CHUNK as u64 != 0).then(|| self.ratio()).flatten()
+        (self.out % CHUNK as u64 != 0)
+            .then(|| self.ratio())
+            .flatten()
     }
 
     fn consumed(&self) -> u64 {
@@ -307,23 +313,51 @@ impl Read for StreamDecoder {
 }
 
 /// Opens a gzip (`gzip == true`) or zstd stream over `source`, decoded as it is read (by the
-/// thread that reads it: see [`StreamDecoder`]).
-pub fn open_stream(
+/// thread that reads it: see [`StreamDecoder`]). The ratio counts the compressed bytes read
+/// from `source` (through a buffer of the decoder's input size).
+pub fn open_stream(source: Box<dyn Read + Send>, gzip: bool, limits: Limits) -> StreamDecoder {
+    let consumed = Arc::new(AtomicU64::new(0));
+    let counted = Counting {
+        inner: source,
+        n: consumed.clone(),
+    };
+    // the buffer sizes the decoders give a plain reader (flate2: 32 KiB)
+    let cap = if gzip {
+        32 << 10
+    } else {
+        zstd::zstd_safe::DCtx::in_size()
+    };
+    let buffered = Box::new(std::io::BufReader::with_capacity(cap, counted));
+    decoder(buffered, consumed, gzip, limits)
+}
+
+/// [`open_stream`] over a compressed file read ahead ([`read_ahead`]): the decoder reads its
+/// chunks in place; the ratio counts the compressed bytes it consumed.
+pub fn open_stream_ahead(
+    source: Box<dyn Read + Send>,
+    gzip: bool,
+    limits: Limits,
+) -> StreamDecoder {
+    let consumed = Arc::new(AtomicU64::new(0));
+    let counted = CountingBuf {
+        inner: read_ahead(source),
+        n: consumed.clone(),
+    };
+    decoder(Box::new(counted), consumed, gzip, limits)
+}
+
+fn decoder(
     source: Box<dyn BufRead + Send>,
+    consumed: Arc<AtomicU64>,
     gzip: bool,
     limits: Limits,
 ) -> StreamDecoder {
     let notes: Notes = Arc::default();
-    let consumed = Arc::new(AtomicU64::new(0));
-    let counted = CountingBuf {
-        inner: source,
-        n: consumed.clone(),
-    };
     let what = if gzip { "gzip" } else { "zstd" };
     let dec: Option<Box<dyn Read + Send>> = if gzip {
-        Some(Box::new(flate2::bufread::MultiGzDecoder::new(counted)))
+        Some(Box::new(flate2::bufread::MultiGzDecoder::new(source)))
     } else {
-        match zstd::stream::read::Decoder::with_buffer(counted) {
+        match zstd::stream::read::Decoder::with_buffer(source) {
             Ok(d) => Some(Box::new(d)),
             Err(e) => {
                 note(&notes, format!("zstd: cannot start decoding: {e}"));
