@@ -15,6 +15,9 @@ use std::sync::Arc;
 /// it); an input that ends within it is scanned whole, a longer one block by block.
 pub const STREAM_HEAD: usize = 4 << 20;
 
+/// A compressed file at least this large is read ahead in a thread of its own.
+const READ_AHEAD_FROM: u64 = 1 << 20;
+
 /// A source of decoded or read bytes, read in blocks by the pipeline, within the member cap and
 /// the global budget; problems go to `warnings`.
 pub struct Stream {
@@ -309,7 +312,14 @@ pub fn expand_reader<R>(
     match magic {
         Magic::Plain => plain(src, &head, rest, ctx, process, out),
         Magic::Gzip | Magic::Zstd => {
-            let dec = decode::spawn_stream(rest, magic == Magic::Gzip, ctx.limits);
+            // a compressed file is read ahead by a thread of its own (the decoder's thread is
+            // the one the run waits on); a stream inside a container is already fed by one
+            let gzip = magic == Magic::Gzip;
+            let dec = if src.depth == 0 && src.disk >= READ_AHEAD_FROM {
+                decode::open_stream_ahead(rest, gzip, ctx.limits)
+            } else {
+                decode::open_stream(rest, gzip, ctx.limits)
+            };
             let inner = Source {
                 depth: src.depth + 1,
                 decoded: true,

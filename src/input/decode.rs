@@ -5,7 +5,7 @@
 //! and per tar member (against the compressed bytes consumed while that member was produced).
 
 use super::Limits;
-use std::io::Read;
+use std::io::{BufRead, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
@@ -22,6 +22,8 @@ pub type Notes = Arc<Mutex<Vec<String>>>;
 
 enum Msg {
     Data(Vec<u8>),
+    /// The source failed (read ahead: the error reaches the decoder as its source's error).
+    Fail(std::io::Error),
 }
 
 /// The reading end of a decoder: the decoded bytes of one stream or tar member.
@@ -40,6 +42,17 @@ pub struct ChannelReader {
 
 impl Read for ChannelReader {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let have = self.fill_buf()?;
+        let n = buf.len().min(have.len());
+        buf[..n].copy_from_slice(&have[..n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+/// A decoder reads the chunks in place (no copy into a buffer of its own).
+impl BufRead for ChannelReader {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
         while self.pos >= self.cur.len() {
             match self.rx.recv() {
                 Ok(Msg::Data(d)) => {
@@ -49,13 +62,15 @@ impl Read for ChannelReader {
                     }
                     self.pos = 0;
                 }
-                Err(_) => return Ok(0),
+                Ok(Msg::Fail(e)) => return Err(e),
+                Err(_) => return Ok(&[]),
             }
         }
-        let n = buf.len().min(self.cur.len() - self.pos);
-        buf[..n].copy_from_slice(&self.cur[self.pos..self.pos + n]);
-        self.pos += n;
-        Ok(n)
+        Ok(&self.cur[self.pos..])
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.cur.len());
     }
 }
 
@@ -75,6 +90,71 @@ impl<R: Read> Read for Counting<R> {
         self.n.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
     }
+}
+
+/// Counts the bytes a decoder consumes from the buffered source below it.
+struct CountingBuf<R> {
+    inner: R,
+    n: Arc<AtomicU64>,
+}
+
+impl<R: BufRead> Read for CountingBuf<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.n.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for CountingBuf<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.inner.consume(n);
+        self.n.fetch_add(n as u64, Ordering::Relaxed);
+    }
+}
+
+/// Reads `source` ahead in a thread of its own, in chunks the reader returns once read: the
+/// read calls (and the kernel's copy) of a compressed file leave the decoder's thread, which
+/// is the one the whole run waits on. An error of the source reaches the reader as its own.
+pub fn read_ahead(mut source: Box<dyn Read + Send>) -> ChannelReader {
+    let (pipe, reader) = pipe(Notes::default(), None);
+    std::thread::spawn(move || loop {
+        let mut buf = pipe.spare.try_recv().unwrap_or_default();
+        buf.resize(CHUNK, 0);
+        let (n, end) = fill(&mut *source, &mut buf);
+        buf.truncate(n);
+        if n > 0 && pipe.tx.send(Msg::Data(buf)).is_err() {
+            return;
+        }
+        match end {
+            Some(None) => return,
+            Some(Some(e)) => {
+                let _ = pipe.tx.send(Msg::Fail(e));
+                return;
+            }
+            None => {}
+        }
+    });
+    reader
+}
+
+/// Reads into all of `buf` unless the source ends first; returns the bytes read and how the
+/// source ended, if it did (`Some(None)`: its end, `Some(Some(e))`: an error).
+fn fill(r: &mut dyn Read, buf: &mut [u8]) -> (usize, Option<Option<std::io::Error>>) {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => return (n, Some(None)),
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return (n, Some(Some(e))),
+        }
+    }
+    (n, None)
 }
 
 /// The sending end of a decoder: chunks go out on `tx`, come back on `spare` once read.
@@ -112,22 +192,7 @@ fn pump(
     loop {
         let mut buf = pipe.spare.try_recv().unwrap_or_default();
         buf.resize(CHUNK, 0);
-        let mut n = 0;
-        let mut end = None;
-        while n < CHUNK {
-            match r.read(&mut buf[n..]) {
-                Ok(0) => {
-                    end = Some(None);
-                    break;
-                }
-                Ok(k) => n += k,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    end = Some(Some(e));
-                    break;
-                }
-            }
-        }
+        let (n, end) = fill(r, &mut buf);
         buf.truncate(n);
         out += n as u64;
         let ratio_hit = out > RATIO_FLOOR && out / consumed().max(1) > limits.max_ratio;
@@ -154,43 +219,160 @@ fn pump(
     }
 }
 
-/// Starts decoding a gzip (`gzip == true`) or zstd stream from `source` in a thread; returns
-/// the reader of the decoded bytes.
-pub fn spawn_stream(source: Box<dyn Read + Send>, gzip: bool, limits: Limits) -> ChannelReader {
-    let notes: Notes = Arc::default();
-    let consumed = Arc::new(AtomicU64::new(0));
-    let (n2, c2) = (notes.clone(), consumed.clone());
-    let (tx, reader) = pipe(notes, Some(consumed));
-    std::thread::spawn(move || {
-        let counted = Counting {
-            inner: source,
-            n: c2.clone(),
+/// A gzip or zstd stream decoded by the thread that reads it, straight into the reader's
+/// buffer (for a streamed input, the block the scan reads: no copy between the decoder's output
+/// and the scan). The expansion ratio is checked at every [`CHUNK`] of output, as a decoder
+/// thread checks it; problems become notes and end the stream.
+pub struct StreamDecoder {
+    dec: Option<Box<dyn Read + Send>>,
+    what: &'static str,
+    limits: Limits,
+    out: u64,
+    /// What the decoder had to say about this stream (read at its end).
+    pub notes: Notes,
+    /// Compressed bytes the decoder consumed so far (for the per-member ratio of a tar inside).
+    pub consumed: Option<Arc<AtomicU64>>,
+}
+
+impl StreamDecoder {
+    fn end(&mut self, why: Option<String>) {
+        self.dec = None;
+        if let Some(w) = why {
+            note(&self.notes, w);
+        } else if self.out == 0 && self.notes.lock().map(|n| n.is_empty()).unwrap_or(false) {
+            note(
+                &self.notes,
+                format!(
+                    "{}: the compressed stream holds no data (header only)",
+                    self.what
+                ),
+            );
+        }
+    }
+
+    /// The note of a ratio past the cap, if it is.
+    fn ratio(&self) -> Option<String> {
+        let hit =
+            self.out > RATIO_FLOOR && self.out / self.consumed().max(1) > self.limits.max_ratio;
+        hit.then(|| format!(
+            "{}: expansion ratio passed {}:1 after {} bytes (decompression bomb?); the rest is not read",
+            self.what, self.limits.max_ratio, self.out
+        ))
+    }
+
+    /// At the end: the ratio of a last chunk shorter than [`CHUNK`] (a full one was checked).
+    fn partial_ratio(&self) -> Option<String> {
+        (self.out % CHUNK as u64 != 0)
+            .then(|| self.ratio())
+            .flatten()
+    }
+
+    fn consumed(&self) -> u64 {
+        self.consumed
+            .as_ref()
+            .map_or(0, |c| c.load(Ordering::Relaxed))
+    }
+}
+
+impl Read for StreamDecoder {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let Some(dec) = self.dec.as_mut() else {
+            return Ok(0);
         };
-        let what = if gzip { "gzip" } else { "zstd" };
-        let mut dec: Box<dyn Read> = if gzip {
-            Box::new(flate2::read::MultiGzDecoder::new(std::io::BufReader::new(
-                counted,
-            )))
-        } else {
-            match zstd::stream::read::Decoder::new(counted) {
-                Ok(d) => Box::new(d),
+        // never past the next chunk boundary, where the ratio is checked
+        let room = CHUNK - (self.out % CHUNK as u64) as usize;
+        let want = buf.len().min(room);
+        let n = loop {
+            match dec.read(&mut buf[..want]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    note(&n2, format!("zstd: cannot start decoding: {e}"));
-                    return;
+                    // a partial last chunk is checked before the error is told
+                    let w = self.partial_ratio().unwrap_or_else(|| format!(
+                        "{}: corrupt or truncated stream after {} decompressed bytes: {e}; the part before is analyzed",
+                        self.what, self.out
+                    ));
+                    self.end(Some(w));
+                    return Ok(0);
                 }
             }
         };
-        let produced = pump(&mut *dec, &tx, &n2, what, &limits, &|| {
-            c2.load(Ordering::Relaxed)
-        });
-        if produced == 0 && n2.lock().map(|n| n.is_empty()).unwrap_or(false) {
-            note(
-                &n2,
-                format!("{what}: the compressed stream holds no data (header only)"),
-            );
+        if n == 0 {
+            let w = self.partial_ratio();
+            self.end(w);
+            return Ok(0);
         }
-    });
-    reader
+        self.out += n as u64;
+        if self.out % CHUNK as u64 == 0 {
+            if let Some(w) = self.ratio() {
+                self.end(Some(w));
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// Opens a gzip (`gzip == true`) or zstd stream over `source`, decoded as it is read (by the
+/// thread that reads it: see [`StreamDecoder`]). The ratio counts the compressed bytes read
+/// from `source` (through a buffer of the decoder's input size).
+pub fn open_stream(source: Box<dyn Read + Send>, gzip: bool, limits: Limits) -> StreamDecoder {
+    let consumed = Arc::new(AtomicU64::new(0));
+    let counted = Counting {
+        inner: source,
+        n: consumed.clone(),
+    };
+    // the buffer sizes the decoders give a plain reader (flate2: 32 KiB)
+    let cap = if gzip {
+        32 << 10
+    } else {
+        zstd::zstd_safe::DCtx::in_size()
+    };
+    let buffered = Box::new(std::io::BufReader::with_capacity(cap, counted));
+    decoder(buffered, consumed, gzip, limits)
+}
+
+/// [`open_stream`] over a compressed file read ahead ([`read_ahead`]): the decoder reads its
+/// chunks in place; the ratio counts the compressed bytes it consumed.
+pub fn open_stream_ahead(
+    source: Box<dyn Read + Send>,
+    gzip: bool,
+    limits: Limits,
+) -> StreamDecoder {
+    let consumed = Arc::new(AtomicU64::new(0));
+    let counted = CountingBuf {
+        inner: read_ahead(source),
+        n: consumed.clone(),
+    };
+    decoder(Box::new(counted), consumed, gzip, limits)
+}
+
+fn decoder(
+    source: Box<dyn BufRead + Send>,
+    consumed: Arc<AtomicU64>,
+    gzip: bool,
+    limits: Limits,
+) -> StreamDecoder {
+    let notes: Notes = Arc::default();
+    let what = if gzip { "gzip" } else { "zstd" };
+    let dec: Option<Box<dyn Read + Send>> = if gzip {
+        Some(Box::new(flate2::bufread::MultiGzDecoder::new(source)))
+    } else {
+        match zstd::stream::read::Decoder::with_buffer(source) {
+            Ok(d) => Some(Box::new(d)),
+            Err(e) => {
+                note(&notes, format!("zstd: cannot start decoding: {e}"));
+                None
+            }
+        }
+    };
+    StreamDecoder {
+        dec,
+        what,
+        limits,
+        out: 0,
+        notes,
+        consumed: Some(consumed),
+    }
 }
 
 /// One member of a tar, as its decoder announces it.

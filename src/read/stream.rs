@@ -170,6 +170,9 @@ fn cut_blocks(
     let mut len = cur.len();
     let mut behind = 0usize;
     let mut continued = false;
+    // buffers back from the scan, the last one back on top: it is refilled first, while its
+    // bytes are still in the cache (a decoder writing into cold memory is slower)
+    let mut pool: Vec<Vec<u8>> = Vec::new();
     loop {
         let want = behind + block_bytes() + AHEAD;
         if cur.len() < want {
@@ -192,7 +195,12 @@ fn cut_blocks(
             context_start(&cur, cut)
         };
         let filled = len;
-        let mut next = spare.try_recv().unwrap_or_default();
+        pool.extend(spare.try_iter());
+        let mut next = pool.pop().unwrap_or_default();
+        // the coldest ones go (a few blocks' worth stays in use whatever the input's size)
+        if pool.len() > 2 {
+            pool.remove(0);
+        }
         if !last {
             let n = filled - keep;
             if next.len() < n {
