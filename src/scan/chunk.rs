@@ -8,6 +8,7 @@ use super::{
     MAX_RECORD_BYTES,
 };
 use crate::events::RecognizerSet;
+use crate::formats::repeat::HeadCache;
 use crate::formats::wrapper::FileWrappers;
 use crate::formats::{parse_head_with, LineHead, Shape};
 use rayon::prelude::*;
@@ -253,6 +254,7 @@ fn read_candidates(
     let mut next_cap = cap.saturating_mul(2).max(4096);
     let mut tally = tally::Tally::new(cap);
     let mut memo = memo::Memo::default();
+    let mut heads = HeadCache::default();
     let learned = fw.learned.as_deref();
     for &(ls, le, no, h0, h1) in candidates {
         // a hit inside the continuation lines of the record just read belongs to that record
@@ -262,7 +264,7 @@ fn read_candidates(
         let mut sign = false;
         if let Some(t) = tally.as_mut().filter(|_| memo_enabled()) {
             let line = trim_cr(&buf[ls..le]);
-            let head = parse_head_with(line, learned);
+            let head = heads.parse(line, learned);
             if memo::simple(buf, le, line, &head, fw) {
                 memo::signature(&mut memo.sig, line, &head);
                 let mut got = memo.get();
