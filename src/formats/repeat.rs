@@ -31,6 +31,10 @@ pub struct HeadCache {
     micros: u32,
     /// Where the host is in the line.
     host: (usize, usize),
+    /// Counts the prefixes cached so far (names the one cached now).
+    generation: u64,
+    /// The last line parsed repeats (or set) the cached prefix.
+    last: bool,
 }
 
 impl HeadCache {
@@ -39,6 +43,7 @@ impl HeadCache {
         let unwrapped = learned.is_none_or(|t| !line.starts_with(t));
         if unwrapped {
             if let Some(head) = self.repeat(line) {
+                self.last = true;
                 return head;
             }
         }
@@ -47,7 +52,16 @@ impl HeadCache {
         if unwrapped {
             self.learn(line, &head);
         }
+        self.last = !self.prefix.is_empty();
         head
+    }
+
+    /// When the line parsed last repeats the cached prefix (or set it): which prefix that is
+    /// (the same number for every line that repeats it) and where it ends. The bytes before that
+    /// end are the same in all those lines but for the digits of the time of day, and the last
+    /// of them is a space.
+    pub fn repeated(&self) -> Option<(u64, usize)> {
+        self.last.then_some((self.generation, self.prefix.len()))
     }
 
     /// The head of `line` when it repeats the cached prefix but for its time of day.
@@ -123,6 +137,7 @@ impl HeadCache {
             return;
         }
         self.prefix.extend_from_slice(&line[..m]);
+        self.generation += 1;
         self.day = wall.naive_secs - sod as i64;
         self.micros = wall.micros;
         self.host = (hs, he);

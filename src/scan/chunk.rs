@@ -266,7 +266,7 @@ fn read_candidates(
             let line = trim_cr(&buf[ls..le]);
             let head = heads.parse(line, learned);
             if memo::simple(buf, le, line, &head, fw) {
-                memo::signature(&mut memo.sig, line, &head);
+                memo.sign(line, &head, heads.repeated());
                 let mut got = memo.get();
                 if let Some((known, Some((fs, fe)))) = got {
                     // the signature's second line: check its masks on its first

@@ -52,6 +52,10 @@ pub(super) struct Memo {
     hasher: FastBuild,
     /// The signature being read (reused).
     pub sig: Vec<u8>,
+    /// The start of the signatures of the lines that repeat one syslog prefix (host, rank and the
+    /// masked prefix up to its tag's end), and which prefix that is (see [`crate::formats::repeat::HeadCache::repeated`]).
+    head_sig: Vec<u8>,
+    head_of: Option<u64>,
 }
 
 /// Signatures one chunk remembers at most (a log of distinct lines stops learning there).
@@ -81,6 +85,34 @@ impl Memo {
             .or_default()
             .push((self.sig.clone().into_boxed_slice(), known, at));
         self.len += 1;
+    }
+
+    /// Writes the signature of a simple line (see [`signature`]) into `self.sig`; `repeated` is
+    /// what the head cache said of the line ([`crate::formats::repeat::HeadCache::repeated`]): the start of the
+    /// signature of a line that repeats a prefix is the same as the previous such line's.
+    pub(super) fn sign(
+        &mut self,
+        line: &[u8],
+        head: &LineHead<'_>,
+        repeated: Option<(u64, usize)>,
+    ) {
+        let ms = head.msg_start.min(line.len());
+        let Some((of, m)) = repeated.filter(|&(_, m)| m <= ms) else {
+            signature(&mut self.sig, line, head);
+            return;
+        };
+        if self.head_of != Some(of) {
+            self.head_sig.clear();
+            host_and_rank(&mut self.head_sig, head);
+            mask_digits(&mut self.head_sig, &line[..m]);
+            self.head_of = Some(of);
+        }
+        self.sig.clear();
+        self.sig.extend_from_slice(&self.head_sig);
+        // no digit run crosses `m` (a space stands before it)
+        mask_digits(&mut self.sig, &line[m..ms]);
+        self.sig.push(0xff);
+        mask_pids(&mut self.sig, &line[ms..]);
     }
 
     /// Sets what is known of the signature in `self.sig` (met before), its masks checked.
@@ -158,6 +190,15 @@ fn masked(line: &[u8], msg_start: usize, mut f: impl FnMut(usize, usize)) {
 /// and 0xff where the message starts.
 pub(super) fn signature(sig: &mut Vec<u8>, line: &[u8], head: &LineHead<'_>) {
     sig.clear();
+    host_and_rank(sig, head);
+    let (prefix, body) = line.split_at(head.msg_start.min(line.len()));
+    mask_digits(sig, prefix);
+    sig.push(0xff);
+    mask_pids(sig, body);
+}
+
+/// The start of a signature: the line's host and rank.
+fn host_and_rank(sig: &mut Vec<u8>, head: &LineHead<'_>) {
     let host = head.prefix.and_then(|p| p.host).or(head.host);
     match host {
         Some(h) => {
@@ -174,21 +215,22 @@ pub(super) fn signature(sig: &mut Vec<u8>, line: &[u8], head: &LineHead<'_>) {
         }
         None => sig.push(0),
     }
-    let (prefix, body) = line.split_at(head.msg_start.min(line.len()));
-    // the prefix: every digit run
+}
+
+/// Appends `text` with each digit run written as one 0xfe byte.
+fn mask_digits(sig: &mut Vec<u8>, text: &[u8]) {
     let mut i = 0;
-    while let Some(p) = prefix[i..].iter().position(u8::is_ascii_digit) {
-        sig.extend_from_slice(&prefix[i..i + p]);
+    while let Some(p) = text[i..].iter().position(u8::is_ascii_digit) {
+        sig.extend_from_slice(&text[i..i + p]);
         sig.push(0xfe);
         i += p;
-        i += prefix[i..]
-            .iter()
-            .take_while(|c| c.is_ascii_digit())
-            .count();
+        i += text[i..].iter().take_while(|c| c.is_ascii_digit()).count();
     }
-    sig.extend_from_slice(&prefix[i..]);
-    sig.push(0xff);
-    // the body: the value of each `pid=`
+    sig.extend_from_slice(&text[i..]);
+}
+
+/// Appends `body` with the value of each `pid=` written as one 0xfe byte.
+fn mask_pids(sig: &mut Vec<u8>, body: &[u8]) {
     let mut from = 0;
     pid_values(body, |s, e| {
         sig.extend_from_slice(&body[from..s]);
@@ -228,6 +270,7 @@ pub(super) fn probe(line: &[u8], msg_start: usize) -> Vec<u8> {
 mod tests {
     use super::*;
     use crate::formats::parse_head;
+    use crate::formats::repeat::HeadCache;
 
     /// The signature as the masked spans define it: the line with each span one 0xfe byte and
     /// 0xff where the message starts, after host and rank.
@@ -283,6 +326,22 @@ mod tests {
             let mut sig = Vec::new();
             signature(&mut sig, l, &head);
             assert_eq!(sig, by_spans(l, &head), "{}", String::from_utf8_lossy(l));
+        }
+        // through the head cache, lines that repeat a prefix sign as they sign alone
+        let lines: [&[u8]; 5] = [
+            b"Jan 12 00:00:00 n1 kernel: NVRM: Xid (PCI:0000:90:00): 45, pid=1, name=p",
+            b"Jan 12 00:00:01 n1 kernel: [ 12.500000] nvidia-nvswitch1: SXid pid=4",
+            b"Jan 12 00:00:02 n1 kernel: [12.5] x",
+            b"Jan 12 00:00:02 n2 kernel: [12.5] x",
+            b"Jan 12 00:00:03 n1 kernel: NVRM: Xid (PCI:0000:90:00): 45, pid=1, name=p",
+        ];
+        let (mut cache, mut memo) = (HeadCache::default(), Memo::default());
+        for l in lines {
+            let head = cache.parse(l, None);
+            memo.sign(l, &head, cache.repeated());
+            let mut alone = Vec::new();
+            signature(&mut alone, l, &head);
+            assert_eq!(memo.sig, alone, "{}", String::from_utf8_lossy(l));
         }
         let (a, b) = (
             &b"Jan 12 00:00:00 n1 kernel: NVRM: Xid (PCI:0000:90:00): 45, pid=1, name=p"[..],
