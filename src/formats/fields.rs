@@ -89,11 +89,58 @@ pub fn fraction(b: &[u8]) -> (u32, usize) {
     (micros as u32, n)
 }
 
-/// Seconds since the epoch for a civil date and a second of the day, read as UTC.
+/// Seconds since the epoch for a civil date and a second of the day, read as UTC; `None` for a
+/// date that does not exist. Days 1 to 28 of years 1 to 9999 (every month has them) are counted
+/// by hand, every other date through chrono, which also judges it.
 pub fn civil_secs(year: i32, month: u32, day: u32, sod: u32) -> Option<i64> {
+    if (1..=9999).contains(&year) && (1..=12).contains(&month) && (1..=28).contains(&day) {
+        return Some(days_from_civil(year, month, day) * 86_400 + sod as i64);
+    }
     let d = NaiveDate::from_ymd_opt(year, month, day)?;
     Some(d.and_hms_opt(0, 0, 0)?.and_utc().timestamp() + sod as i64)
 }
 
+/// Days from 1970-01-01 to a proleptic Gregorian date (years counted from March, so the leap
+/// day ends a year).
+fn days_from_civil(year: i32, month: u32, day: u32) -> i64 {
+    let y = year as i64 - (month <= 2) as i64;
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = month as i64;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + day as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 /// The stand-in year given to year-less stamps until the timeline settles it (a leap year, so Feb 29 parses).
 pub const NO_YEAR: i32 = 2000;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_secs_counted_by_hand_agree_with_chrono() {
+        let by_chrono = |y: i32, m: u32, d: u32, sod: u32| {
+            NaiveDate::from_ymd_opt(y, m, d)
+                .and_then(|d| d.and_hms_opt(0, 0, 0))
+                .map(|t| t.and_utc().timestamp() + sod as i64)
+        };
+        for y in [
+            1, 2, 99, 100, 400, 1600, 1899, 1900, 1969, 1970, 1999, 2000, 2024, 2100, 9999,
+        ] {
+            for m in 0..=13 {
+                for d in 0..=32 {
+                    assert_eq!(
+                        civil_secs(y, m, d, 3723),
+                        by_chrono(y, m, d, 3723),
+                        "{y}-{m}-{d}"
+                    );
+                }
+            }
+        }
+        for y in [-1, 0, 10_000, 262_143] {
+            assert_eq!(civil_secs(y, 3, 1, 0), by_chrono(y, 3, 1, 0), "{y}");
+        }
+    }
+}

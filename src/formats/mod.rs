@@ -14,6 +14,7 @@ pub mod locale;
 pub mod nvidia_smi;
 pub mod nvidia_smi_xml;
 pub mod record;
+pub mod repeat;
 pub mod syslog;
 pub mod time;
 pub mod topo;

@@ -39,15 +39,23 @@ const NOT_HOSTS: [&str; 24] = [
 /// dashes and underscores with at least one letter or digit (an IPv4 address is one), or an IPv6
 /// address; never a lone punctuation mark, a log level or a package-log action.
 pub fn plausible_host(h: &[u8]) -> bool {
-    let name = h
-        .iter()
-        .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b'_'));
-    let ipv6 = h.iter().filter(|&&c| c == b':').count() >= 2
-        && h.iter()
-            .all(|&c| c.is_ascii_hexdigit() || matches!(c, b':' | b'.'));
-    (name || ipv6)
-        && h.iter().any(u8::is_ascii_alphanumeric)
-        && !NOT_HOSTS
+    // one pass over the word: every byte a name's, every byte an IPv6 address's, colons, letters
+    let (mut name, mut hex, mut colons, mut alnum) = (true, true, 0usize, false);
+    for &c in h {
+        let a = c.is_ascii_alphanumeric();
+        alnum |= a;
+        name &= a || matches!(c, b'.' | b'-' | b'_');
+        hex &= c.is_ascii_hexdigit() || matches!(c, b':' | b'.');
+        colons += (c == b':') as usize;
+    }
+    let ipv6 = colons >= 2 && hex;
+    (name || ipv6) && alnum && !not_host(h)
+}
+
+/// Whether `h` is one of [`NOT_HOSTS`] (whose words are 3 to 9 letters long).
+fn not_host(h: &[u8]) -> bool {
+    (3..=9).contains(&h.len())
+        && NOT_HOSTS
             .iter()
             .any(|w| w.as_bytes().eq_ignore_ascii_case(h))
 }
@@ -62,7 +70,7 @@ fn host_and_tag<'a>(
         return None;
     }
     i += 1;
-    let host_end = i + line[i..].iter().take(255).position(|&c| c == b' ')?;
+    let host_end = i + memchr::memchr(b' ', &line[i..line.len().min(i + 255)])?;
     let host = &line[i..host_end];
     if !plausible_host(host) {
         return None;
@@ -270,6 +278,14 @@ mod tests {
         }
         let l = b"Mar 14 02:13:07 gpu-node-07 kernel: [1795955.589904] NVRM: x";
         assert_eq!(rfc3164(l).unwrap().host, Some(&b"gpu-node-07"[..]));
+    }
+
+    #[test]
+    fn not_hosts_are_3_to_9_letters() {
+        assert!(NOT_HOSTS.iter().all(|w| (3..=9).contains(&w.len())));
+        assert!(!plausible_host(b"WARNING") && !plausible_host(b"Configure"));
+        assert!(plausible_host(b"warnings") && plausible_host(b"fe80::1"));
+        assert!(!plausible_host(b"::") && !plausible_host(b"a/b") && !plausible_host(b""));
     }
 
     #[test]

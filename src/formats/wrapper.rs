@@ -78,10 +78,14 @@ fn one_layer<'a>(rest: &'a [u8], p: &mut Peeled<'a>, learned: Option<&[u8]>) -> 
         b' ' | b'0'..=b'9' => srun_label(rest, p)
             .or_else(|| mpi_time(rest, p))
             .or_else(|| learned_token(rest, learned)),
-        _ => learned_token(rest, learned)
-            .or_else(|| job_stream(rest, p))
-            .or_else(|| compose(rest, p))
-            .or_else(|| grep_file(rest, p)),
+        _ => learned_token(rest, learned).or_else(|| {
+            if plain_word(rest) {
+                return None;
+            }
+            job_stream(rest, p)
+                .or_else(|| compose(rest, p))
+                .or_else(|| grep_file(rest, p))
+        }),
     }
 }
 
@@ -272,6 +276,15 @@ fn token_len(rest: &[u8], extra: &[u8]) -> usize {
         .take(200)
         .position(|c| !(c.is_ascii_alphanumeric() || b"-_.".contains(c) || extra.contains(c)))
         .unwrap_or(rest.len().min(200))
+}
+
+/// A token followed by one space and then neither `[`, a space nor `|` (`Jan 12 ...`,
+/// `gpu-node-01 kernel: ...`): no job runner's stream, compose bar or grep file name can be
+/// there, as each of [`job_stream`], [`compose`] and [`grep_file`] needs one of those (or a `:`)
+/// right after the token.
+fn plain_word(rest: &[u8]) -> bool {
+    let n = token_len(rest, b"");
+    rest.get(n) == Some(&b' ') && !matches!(rest.get(n + 1), Some(b'[' | b' ' | b'|'))
 }
 
 /// A job runner's `<name>.<node> [stderr] ` (the node is the host).

@@ -56,13 +56,22 @@ pub fn cap_capped<T: Capped>(items: &mut Vec<T>, cap: u64) {
 /// Scans keep calling the cap on lists that grew; when nothing is over it (many distinct keys),
 /// this is all it costs.
 pub(super) fn within_cap<K: Hash>(keys: impl Iterator<Item = Option<K>>, cap: u64) -> bool {
+    within_cap_hashed(keys.flatten().map(|k| key_hash(&k)), cap)
+}
+
+/// The hash [`within_cap`] counts a key by.
+pub(super) fn key_hash<K: Hash>(k: &K) -> u64 {
     use std::hash::BuildHasher;
+    FastBuild::default().hash_one(k)
+}
+
+/// [`within_cap`] over the keys' hashes ([`key_hash`]), for callers that hashed them before.
+pub(super) fn within_cap_hashed(hashes: impl Iterator<Item = u64>, cap: u64) -> bool {
     let cap = cap.max(1);
-    let hasher = FastBuild::default();
     let mut seen: FastMap<u64, u64> =
-        FastMap::with_capacity_and_hasher(keys.size_hint().0, FastBuild::default());
-    for k in keys.flatten() {
-        let n = seen.entry(hasher.hash_one(k)).or_default();
+        FastMap::with_capacity_and_hasher(hashes.size_hint().0, FastBuild::default());
+    for h in hashes {
+        let n = seen.entry(h).or_default();
         *n += 1;
         if *n > cap {
             return false;

@@ -8,6 +8,7 @@ use super::{
     MAX_RECORD_BYTES,
 };
 use crate::events::RecognizerSet;
+use crate::formats::repeat::HeadCache;
 use crate::formats::wrapper::FileWrappers;
 use crate::formats::{parse_head_with, LineHead, Shape};
 use rayon::prelude::*;
@@ -141,7 +142,7 @@ fn chunk_output(
     let mut out = ScanOutput::default();
     let region = &buf[start..end];
     // Pass 1: the prefilter finds the candidate lines (few) in the whole region.
-    let found = set.prefilter.lines(region);
+    let found = candidate_lines(set, region);
     let mut next = found.iter().peekable();
     // the anchors of a line over the record cap (the window recognizers read around the last)
     let mut hits: Vec<usize> = Vec::new();
@@ -232,6 +233,30 @@ fn chunk_output(
     out
 }
 
+/// The prefilter's candidate lines of `region` (see [`crate::events::Prefilter::lines`]). On a
+/// thread of the pool (one chunk among others) the region is searched in halves split at a line
+/// start, with `rayon::join`: a thread out of chunks takes half of what another one still has to
+/// search, so the last chunks of a buffer end together. The lines are the same (a literal holds
+/// no newline, so each hit lies in one half; with a literal that holds one the region is searched
+/// whole).
+fn candidate_lines(set: &RecognizerSet, region: &[u8]) -> Vec<(usize, usize)> {
+    const PIECE: usize = 1 << 20;
+    let whole = region.len() < 2 * PIECE
+        || rayon::current_thread_index().is_none()
+        || rayon::current_num_threads() < 2
+        || set.prefilter_literals.iter().any(|l| l.contains('\n'));
+    let mid = memchr::memchr(b'\n', &region[region.len() / 2..]).map(|p| region.len() / 2 + p + 1);
+    let Some(mid) = mid.filter(|&m| !whole && m < region.len()) else {
+        return set.prefilter.lines(region);
+    };
+    let (mut a, b) = rayon::join(
+        || candidate_lines(set, &region[..mid]),
+        || candidate_lines(set, &region[mid..]),
+    );
+    a.extend(b.into_iter().map(|(s, e)| (s + mid, e + mid)));
+    a
+}
+
 /// A candidate line: start and end (absolute), 1-based number in the chunk, and the range of its
 /// prefilter hits.
 type Candidate = (usize, usize, u64, usize, usize);
@@ -253,6 +278,7 @@ fn read_candidates(
     let mut next_cap = cap.saturating_mul(2).max(4096);
     let mut tally = tally::Tally::new(cap);
     let mut memo = memo::Memo::default();
+    let mut heads = HeadCache::default();
     let learned = fw.learned.as_deref();
     for &(ls, le, no, h0, h1) in candidates {
         // a hit inside the continuation lines of the record just read belongs to that record
@@ -262,9 +288,9 @@ fn read_candidates(
         let mut sign = false;
         if let Some(t) = tally.as_mut().filter(|_| memo_enabled()) {
             let line = trim_cr(&buf[ls..le]);
-            let head = parse_head_with(line, learned);
+            let head = heads.parse(line, learned);
             if memo::simple(buf, le, line, &head, fw) {
-                memo::signature(&mut memo.sig, line, &head);
+                memo.sign(line, &head, heads.repeated());
                 let mut got = memo.get();
                 if let Some((known, Some((fs, fe)))) = got {
                     // the signature's second line: check its masks on its first

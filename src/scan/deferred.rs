@@ -6,7 +6,7 @@
 //! gives.
 
 use super::candidate::candidate;
-use super::cap::{cap_plan, dense_ids, within_cap};
+use super::cap::{cap_plan, key_hash, within_cap_hashed};
 use super::{CapKey, Capped, Located, ScanOutput};
 use crate::events::RecognizerSet;
 use crate::formats::wrapper::FileWrappers;
@@ -65,8 +65,11 @@ pub(super) fn cap_joint(
     if (events.len() + stubs.len()) as u64 <= cap.max(1) {
         return;
     }
-    let stub_keys = stubs.iter().map(|s| Some(borrowed(&keys[s.key as usize])));
-    if within_cap(events.iter().map(Located::cap_key).chain(stub_keys), cap) {
+    // each distinct key's text hashed once, not once per stub
+    let key_hashes: Vec<u64> = keys.iter().map(|k| key_hash(&borrowed(k))).collect();
+    let event_hashes = events.iter().filter_map(|e| e.cap_key()).map(|k| key_hash(&k));
+    let stub_hashes = stubs.iter().map(|s| key_hashes[s.key as usize]);
+    if within_cap_hashed(event_hashes.chain(stub_hashes), cap) {
         return;
     }
     // the merged order: Ok(event index) or Err(stub index)
@@ -81,10 +84,7 @@ pub(super) fn cap_joint(
             j += 1;
         }
     }
-    let ids = dense_ids(order.iter().map(|o| match *o {
-        Ok(i) => events[i].cap_key(),
-        Err(j) => Some(borrowed(&keys[stubs[j].key as usize])),
-    }));
+    let ids = joint_ids(&order, events, stubs, keys);
     let weight = |n: usize| match order[n] {
         Ok(i) => events[i].suppressed,
         Err(j) => stubs[j].suppressed,
@@ -107,6 +107,35 @@ pub(super) fn cap_joint(
     }
     retain_mask(events, &keep_e);
     retain_mask(stubs, &keep_s);
+}
+
+/// [`super::cap::dense_ids`] over the merged order: a stub's key is numbered from its index in `keys`
+/// (distinct keys), so each key's text is hashed once, not once per stub.
+fn joint_ids<'a>(
+    order: &[Result<usize, usize>],
+    events: &'a [Located],
+    stubs: &[Stub],
+    keys: &'a [OwnedKey],
+) -> Vec<Option<u32>> {
+    let mut map: super::FastMap<CapKey<'a>, u32> = super::FastMap::default();
+    let mut of_key: Vec<u32> = vec![u32::MAX; keys.len()];
+    fn number<'a>(k: CapKey<'a>, map: &mut super::FastMap<CapKey<'a>, u32>) -> u32 {
+        let n = map.len() as u32;
+        *map.entry(k).or_insert(n)
+    }
+    order
+        .iter()
+        .map(|o| match *o {
+            Ok(i) => events[i].cap_key().map(|k| number(k, &mut map)),
+            Err(j) => {
+                let k = stubs[j].key as usize;
+                if of_key[k] == u32::MAX {
+                    of_key[k] = number(borrowed(&keys[k]), &mut map);
+                }
+                Some(of_key[k])
+            }
+        })
+        .collect()
 }
 
 fn retain_mask<T>(v: &mut Vec<T>, keep: &[bool]) {
