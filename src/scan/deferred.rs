@@ -67,7 +67,10 @@ pub(super) fn cap_joint(
     }
     // each distinct key's text hashed once, not once per stub
     let key_hashes: Vec<u64> = keys.iter().map(|k| key_hash(&borrowed(k))).collect();
-    let event_hashes = events.iter().filter_map(|e| e.cap_key()).map(|k| key_hash(&k));
+    let event_hashes = events
+        .iter()
+        .filter_map(|e| e.cap_key())
+        .map(|k| key_hash(&k));
     let stub_hashes = stubs.iter().map(|s| key_hashes[s.key as usize]);
     if within_cap_hashed(event_hashes.chain(stub_hashes), cap) {
         return;

@@ -117,7 +117,10 @@ mod tests {
         assert_eq!(Zone::parse("+08:00"), Some(Zone::Fixed(8 * 3600)));
         assert_eq!(Zone::parse("-0500"), Some(Zone::Fixed(-5 * 3600)));
         assert!(is_named(Zone::parse("Europe/Berlin"), "Europe/Berlin"));
-        assert!(is_named(Zone::parse("america/new_york"), "America/New_York"));
+        assert!(is_named(
+            Zone::parse("america/new_york"),
+            "America/New_York"
+        ));
         assert!(is_named(Zone::parse("CET"), "CET"));
         assert!(is_named(Zone::parse("EST"), "EST"));
         assert!(is_named(Zone::parse("EST5EDT"), "EST5EDT"));
