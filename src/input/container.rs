@@ -92,7 +92,7 @@ impl Stream {
         if self.done {
             return 0;
         }
-        let (got, end) = read_full(&mut *self.reader, buf);
+        let (got, end) = decode::read_full(&mut *self.reader, buf);
         let kept = self.admit(got);
         if kept < got {
             self.finish();
@@ -146,22 +146,6 @@ impl Stream {
         self.read += keep;
         keep as usize
     }
-}
-
-/// Reads into all of `buf` (each byte zeroed once by the caller, not once per read); returns the
-/// bytes read and how the source ended, if it did: `Some(None)` at its end, `Some(Some(e))` on an
-/// error.
-fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> (usize, Option<Option<std::io::Error>>) {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => return (n, Some(None)),
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return (n, Some(Some(e))),
-        }
-    }
-    (n, None)
 }
 
 /// What the first bytes say.

@@ -125,7 +125,7 @@ pub fn read_ahead(mut source: Box<dyn Read + Send>) -> ChannelReader {
     std::thread::spawn(move || loop {
         let mut buf = pipe.spare.try_recv().unwrap_or_default();
         buf.resize(CHUNK, 0);
-        let (n, end) = fill(&mut *source, &mut buf);
+        let (n, end) = read_full(&mut *source, &mut buf);
         buf.truncate(n);
         if n > 0 && pipe.tx.send(Msg::Data(buf)).is_err() {
             return;
@@ -144,7 +144,10 @@ pub fn read_ahead(mut source: Box<dyn Read + Send>) -> ChannelReader {
 
 /// Reads into all of `buf` unless the source ends first; returns the bytes read and how the
 /// source ended, if it did (`Some(None)`: its end, `Some(Some(e))`: an error).
-fn fill(r: &mut dyn Read, buf: &mut [u8]) -> (usize, Option<Option<std::io::Error>>) {
+pub(super) fn read_full(
+    r: &mut dyn Read,
+    buf: &mut [u8],
+) -> (usize, Option<Option<std::io::Error>>) {
     let mut n = 0;
     while n < buf.len() {
         match r.read(&mut buf[n..]) {
@@ -192,7 +195,7 @@ fn pump(
     loop {
         let mut buf = pipe.spare.try_recv().unwrap_or_default();
         buf.resize(CHUNK, 0);
-        let (n, end) = fill(r, &mut buf);
+        let (n, end) = read_full(r, &mut buf);
         buf.truncate(n);
         out += n as u64;
         let ratio_hit = out > RATIO_FLOOR && out / consumed().max(1) > limits.max_ratio;

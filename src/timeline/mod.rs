@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 mod dedupe;
 pub mod filter;
+mod order;
 mod zone;
 
 pub use zone::Zone;
@@ -552,9 +553,9 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
     }
 }
 
-/// Orders events (see [`order`]) and numbers them `e1`, `e2`, … in that order.
+/// Orders events (see [`order::order`]) and numbers them `e1`, `e2`, … in that order.
 pub fn finish(events: Vec<Event>) -> Vec<Event> {
-    let mut events = order(events);
+    let mut events = order::order(events);
     for (i, e) in events.iter_mut().enumerate() {
         e.id = format!("e{}", i + 1);
     }
@@ -576,81 +577,5 @@ fn merge_attachments(events: &mut [Event], input: usize, attachments: &[RawEvent
                 t.attrs.insert_if_absent(k, v);
             }
         }
-    }
-}
-
-/// Timed events by time (stable: input order for ties), then events with only an uptime (by host,
-/// boot, uptime: an uptime that went back to zero starts a later boot), then events with no time
-/// in input order. The keys are made once (hosts as their rank in name order) and sorted with
-/// the events' positions; the events are then moved into that order in place.
-fn order(mut events: Vec<Event>) -> Vec<Event> {
-    let hosts: BTreeSet<&str> = events.iter().filter_map(|e| e.host.as_deref()).collect();
-    let rank: crate::scan::FastMap<&str, u32> = hosts
-        .iter()
-        .enumerate()
-        .map(|(i, h)| (*h, i as u32 + 1))
-        .collect();
-    let mut last: Option<(&str, u32)> = None;
-    let mut keys: Vec<(OrderKey, u32)> = Vec::with_capacity(events.len());
-    for (i, e) in events.iter().enumerate() {
-        let host = match e.host.as_deref() {
-            None => 0,
-            Some(h) => match last {
-                Some((l, r)) if l == h => r,
-                _ => {
-                    let r = rank[h];
-                    last = Some((h, r));
-                    r
-                }
-            },
-        };
-        // uptimes restart at each boot: order by boot before uptime
-        let key = (
-            (e.time_us.is_none(), e.time_us.unwrap_or(0)),
-            (e.uptime_us.is_none(), host, e.boot),
-            e.uptime_us.unwrap_or(0),
-            (e.input, e.source.line),
-        );
-        keys.push((key, i as u32));
-    }
-    drop(rank);
-    // position ties keep input order: the sort is stable without a stable sort's scratch copy
-    keys.sort_unstable();
-    let mut from: Vec<u32> = keys.into_iter().map(|(_, i)| i).collect();
-    permute(&mut events, &mut from);
-    events
-}
-
-/// What [`order`] sorts by.
-type OrderKey = ((bool, i64), (bool, u32, u32), u64, (usize, u64));
-
-/// Puts `v[from[k]]` at `k` for every `k`, in place (one cycle after another); `from` is a
-/// permutation and is used up.
-fn permute<T>(v: &mut [T], from: &mut [u32]) {
-    for start in 0..from.len() {
-        let mut k = start;
-        while from[k] as usize != k {
-            let src = from[k] as usize;
-            from[k] = k as u32;
-            if src == start {
-                break;
-            }
-            v.swap(k, src);
-            k = src;
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::permute;
-
-    #[test]
-    fn permute_moves_each_item_to_its_place() {
-        let mut v = vec!['a', 'b', 'c', 'd', 'e', 'f'];
-        // two cycles (0 2 4) and (1 5), one fixed point
-        let mut from = vec![2, 5, 4, 3, 0, 1];
-        permute(&mut v, &mut from);
-        assert_eq!(v, vec!['c', 'f', 'e', 'd', 'a', 'b']);
     }
 }
