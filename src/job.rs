@@ -3,7 +3,9 @@
 //! that fell behind, ranks that went silent, and the work lost since the last checkpoint.
 
 use crate::pipeline::InputResult;
+use crate::scan::FastMap;
 use crate::timeline::Event;
+use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One rank of the job.
@@ -55,8 +57,8 @@ fn pid_of(message: &str) -> Option<u64> {
     it.next()?.parse().ok()
 }
 
-/// Builds the job table from the inputs' rank-map lines and ties events to ranks and GPUs.
-pub fn build(inputs: &[InputResult], events: &mut [Event]) -> Option<JobInfo> {
+/// The ranks the inputs' rank-map lines (NCCL init) name, by rank, and the largest `nranks`.
+fn rank_table(inputs: &[InputResult]) -> (BTreeMap<i64, RankInfo>, Option<i64>) {
     let mut ranks: BTreeMap<i64, RankInfo> = BTreeMap::new();
     let mut world: Option<i64> = None;
     for r in inputs {
@@ -81,36 +83,42 @@ pub fn build(inputs: &[InputResult], events: &mut [Event]) -> Option<JobInfo> {
             e.gpu = e.gpu.clone().or_else(|| a.gpu.clone());
         }
     }
-    let by_host_pid: BTreeMap<(String, u64), i64> = ranks
-        .values()
-        .filter_map(|r| Some(((r.host.clone()?, r.pid?), r.rank)))
-        .collect();
-    let by_host_dev: BTreeMap<(String, i64), Vec<i64>> =
-        ranks.values().fold(BTreeMap::new(), |mut m, r| {
-            if let (Some(h), Some(d)) = (&r.host, r.cuda_dev) {
-                m.entry((h.clone(), d)).or_default().push(r.rank);
-            }
-            m
-        });
-    // Tie events to ranks and GPUs.
-    for e in events.iter_mut() {
-        let host = e.host.clone().unwrap_or_default();
-        if e.rank.is_none() {
+    (ranks, world)
+}
+
+/// Ties events to ranks (by host and pid, else by host and CUDA device when one rank has it)
+/// and to the GPU of their rank. Each event on its own: in parallel, with tables that borrow
+/// the rank table's hosts (no key is cloned per event).
+fn tie_events(events: &mut [Event], ranks: &BTreeMap<i64, RankInfo>) {
+    if ranks.is_empty() {
+        return;
+    }
+    let mut by_host_pid: FastMap<(&str, u64), i64> = FastMap::default();
+    let mut by_host_dev: FastMap<(&str, i64), Vec<i64>> = FastMap::default();
+    for r in ranks.values() {
+        if let (Some(h), Some(p)) = (r.host.as_deref(), r.pid) {
+            // the highest rank of a (host, pid) wins, as the rank order inserts it last
+            by_host_pid.insert((h, p), r.rank);
+        }
+        if let (Some(h), Some(d)) = (r.host.as_deref(), r.cuda_dev) {
+            by_host_dev.entry((h, d)).or_default().push(r.rank);
+        }
+    }
+    events.par_iter_mut().with_min_len(4096).for_each(|e| {
+        let host = e.host.as_deref().unwrap_or_default();
+        if e.rank.is_none() && !by_host_pid.is_empty() {
             let pid = e
                 .attrs
                 .get("pid")
                 .and_then(|p| p.parse::<u64>().ok())
                 .or_else(|| pid_of(&e.message));
-            if let Some(r) = pid.and_then(|p| by_host_pid.get(&(host.clone(), p))) {
+            if let Some(r) = pid.and_then(|p| by_host_pid.get(&(host, p))) {
                 e.rank = Some(*r);
             }
         }
-        if e.rank.is_none() {
+        if e.rank.is_none() && !by_host_dev.is_empty() {
             if let Some(idx) = e.attrs.get("gpu_index").and_then(|i| i.parse::<i64>().ok()) {
-                if let Some(list) = by_host_dev
-                    .get(&(host.clone(), idx))
-                    .filter(|l| l.len() == 1)
-                {
+                if let Some(list) = by_host_dev.get(&(host, idx)).filter(|l| l.len() == 1) {
                     e.rank = Some(list[0]);
                 }
             }
@@ -122,7 +130,13 @@ pub fn build(inputs: &[InputResult], events: &mut [Event]) -> Option<JobInfo> {
                 }
             }
         }
-    }
+    });
+}
+
+/// Builds the job table from the inputs' rank-map lines and ties events to ranks and GPUs.
+pub fn build(inputs: &[InputResult], events: &mut [Event]) -> Option<JobInfo> {
+    let (mut ranks, world) = rank_table(inputs);
+    tie_events(events, &ranks);
     let named: BTreeSet<i64> = events
         .iter()
         .filter_map(|e| e.rank)

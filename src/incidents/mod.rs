@@ -6,7 +6,8 @@ use crate::job::JobInfo;
 use crate::model::{Layer, Severity};
 use crate::rules::{Rule, RuleSet};
 use crate::timeline::Event;
-use std::collections::{BTreeMap, BTreeSet};
+use rayon::prelude::*;
+use std::collections::BTreeMap;
 
 mod cause;
 mod choose;
@@ -99,7 +100,8 @@ fn axis(e: &Event) -> (u8, String, i64) {
     }
 }
 
-/// Groups events into incidents and names each one's cause.
+/// Groups events into incidents and names each one's cause. Incidents are judged in parallel
+/// (each on its own, collected in order).
 pub fn build(
     events: &[Event],
     rules: &RuleSet,
@@ -107,22 +109,51 @@ pub fn build(
     kernel_inputs: bool,
     job: Option<&JobInfo>,
 ) -> Vec<Incident> {
-    // slowdowns are grouped by the throughput stage, not by bursts
-    let relevant: Vec<usize> = (0..events.len())
-        .filter(|&i| events[i].severity >= Severity::Warning && events[i].kind != "throughput_drop")
+    let groups = bursts(events, rules, catalog);
+    let merged = merge_untimed(groups, events);
+    // asked of every member several times while judging: answered once per event
+    let conseq: Vec<bool> = events
+        .par_iter()
+        .with_min_len(4096)
+        .map(|e| rules.is_consequence(e))
         .collect();
+    let mut incidents: Vec<Incident> = merged
+        .into_par_iter()
+        .map(|mut g| {
+            g.sort_unstable();
+            judge(g, events, (rules, &conseq), catalog, kernel_inputs, job)
+        })
+        .collect();
+    renumber(&mut incidents);
+    incidents
+}
+
+/// The bursts of events at warning or above on each axis: a quiet gap longer than the rules'
+/// (longer after a sticky code) ends one.
+fn bursts(events: &[Event], rules: &RuleSet, catalog: &Catalog) -> Vec<Vec<usize>> {
+    // slowdowns are grouped by the throughput stage, not by bursts
     let mut by_axis: BTreeMap<(u8, String), Vec<(i64, usize)>> = BTreeMap::new();
-    for &i in &relevant {
-        let (a, k, p) = axis(&events[i]);
-        by_axis.entry((a, k)).or_default().push((p, i));
+    let mut timed: Vec<(i64, usize)> = Vec::new();
+    for (i, e) in events.iter().enumerate() {
+        if e.severity < Severity::Warning || e.kind == "throughput_drop" {
+            continue;
+        }
+        match axis(e) {
+            // one axis for every timed event: no key to build per event
+            (0, _, p) => timed.push((p, i)),
+            (a, k, p) => by_axis.entry((a, k)).or_default().push((p, i)),
+        }
     }
+    if !timed.is_empty() {
+        by_axis.insert((0, String::new()), timed);
+    }
+    let us = |s: i64| s.max(0).saturating_mul(1_000_000);
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for (_, mut list) in by_axis {
-        list.sort();
+        list.sort_unstable();
         let mut cur: Vec<usize> = Vec::new();
         let mut last = i64::MIN;
         // user rules may give any gap: negative ones are 0, huge ones saturate
-        let us = |s: i64| s.max(0).saturating_mul(1_000_000);
         let mut gap = us(rules.grouping.gap_s);
         for (p, i) in list {
             if !cur.is_empty() && p.saturating_sub(last) > gap {
@@ -140,49 +171,91 @@ pub fn build(
             groups.push(cur);
         }
     }
-    // Groups without a wall time join a timed group that shares a GPU or rank; groups with no
-    // time at all may also join an uptime-only group. Two uptime-only groups never merge: they
-    // were split by a gap or by a reboot (uptimes restart at zero).
-    let timed = |g: &Vec<usize>| g.iter().any(|&i| events[i].time_us.is_some());
-    let uptime_only =
-        |g: &Vec<usize>| !timed(g) && g.iter().any(|&i| events[i].uptime_us.is_some());
-    let mut merged: Vec<(bool, Vec<usize>)> = groups
-        .iter()
-        .filter(|g| timed(g))
-        .map(|g| (true, g.clone()))
-        .collect();
-    let later = groups
-        .iter()
-        .filter(|g| uptime_only(g))
-        .chain(groups.iter().filter(|g| !timed(g) && !uptime_only(g)));
-    for g in later {
-        let gpus: BTreeSet<&String> = g.iter().filter_map(|&i| events[i].gpu.as_ref()).collect();
-        let ranks: BTreeSet<i64> = g.iter().filter_map(|&i| events[i].rank).collect();
-        let on_uptime = uptime_only(g);
-        let target = merged.iter().position(|(is_timed, m)| {
-            (*is_timed || !on_uptime)
-                && m.iter().any(|&i| {
-                    events[i].gpu.as_ref().is_some_and(|x| gpus.contains(x))
-                        || events[i].rank.is_some_and(|r| ranks.contains(&r))
-                })
-        });
-        match target {
-            Some(t) => merged[t].1.extend(g.iter().copied()),
-            None => merged.push((false, g.clone())),
+    groups
+}
+
+/// Groups without a wall time join the first timed group that shares a GPU or rank; groups with
+/// no time at all may also join an uptime-only group. Two uptime-only groups never merge: they
+/// were split by a gap or by a reboot (uptimes restart at zero). The first group that names a
+/// GPU or rank is found from an index kept as groups grow (not a scan of every group).
+fn merge_untimed(groups: Vec<Vec<usize>>, events: &[Event]) -> Vec<Vec<usize>> {
+    let timed = |g: &[usize]| g.iter().any(|&i| events[i].time_us.is_some());
+    let uptime_only = |g: &[usize]| !timed(g) && g.iter().any(|&i| events[i].uptime_us.is_some());
+    let mut merged: Vec<Vec<usize>> = Vec::with_capacity(groups.len());
+    let (mut on_uptime, mut untimed) = (Vec::new(), Vec::new());
+    for g in groups {
+        if timed(&g) {
+            merged.push(g);
+        } else if uptime_only(&g) {
+            on_uptime.push(g);
+        } else {
+            untimed.push(g);
         }
     }
-    let merged: Vec<Vec<usize>> = merged.into_iter().map(|(_, g)| g).collect();
-    // asked of every member several times while judging: answered once per event
-    let conseq: Vec<bool> = events.iter().map(|e| rules.is_consequence(e)).collect();
-    let mut incidents: Vec<Incident> = merged
+    let n_timed = merged.len();
+    // the first group naming each GPU and rank: among the timed groups, and among all
+    let mut first_timed = Places::default();
+    for (k, g) in merged.iter().enumerate() {
+        first_timed.add(k, g, events);
+    }
+    let mut first_any = first_timed.clone();
+    let later = on_uptime
         .into_iter()
-        .map(|mut g| {
-            g.sort_unstable();
-            judge(g, events, (rules, &conseq), catalog, kernel_inputs, job)
-        })
-        .collect();
-    renumber(&mut incidents);
-    incidents
+        .map(|g| (true, g))
+        .chain(untimed.into_iter().map(|g| (false, g)));
+    for (up, g) in later {
+        let index = if up { &first_timed } else { &first_any };
+        match index.first(&g, events) {
+            Some(t) => {
+                if t < n_timed {
+                    first_timed.add(t, &g, events);
+                }
+                first_any.add(t, &g, events);
+                merged[t].extend(g.iter().copied());
+            }
+            None => {
+                first_any.add(merged.len(), &g, events);
+                merged.push(g);
+            }
+        }
+    }
+    merged
+}
+
+/// The first group (by index) that names each GPU and each rank.
+#[derive(Clone, Default)]
+struct Places<'e> {
+    gpu: crate::scan::FastMap<&'e str, usize>,
+    rank: crate::scan::FastMap<i64, usize>,
+}
+
+impl<'e> Places<'e> {
+    /// Notes that group `k` holds the events `g`.
+    fn add(&mut self, k: usize, g: &[usize], events: &'e [Event]) {
+        for &i in g {
+            let e = &events[i];
+            if let Some(x) = e.gpu.as_deref() {
+                let at = self.gpu.entry(x).or_insert(k);
+                *at = (*at).min(k);
+            }
+            if let Some(r) = e.rank {
+                let at = self.rank.entry(r).or_insert(k);
+                *at = (*at).min(k);
+            }
+        }
+    }
+
+    /// The first group that names a GPU or rank of the events `g`.
+    fn first(&self, g: &[usize], events: &[Event]) -> Option<usize> {
+        g.iter()
+            .flat_map(|&i| {
+                let e = &events[i];
+                let by_gpu = e.gpu.as_deref().and_then(|x| self.gpu.get(x));
+                let by_rank = e.rank.and_then(|r| self.rank.get(&r));
+                by_gpu.into_iter().chain(by_rank).copied()
+            })
+            .min()
+    }
 }
 
 /// Orders incidents by their first event and numbers them `i1`, `i2`, ….

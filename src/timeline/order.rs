@@ -1,33 +1,15 @@
 //! The order of the timeline: by time, then by boot and uptime, then in input order.
 
 use super::Event;
-use std::collections::BTreeSet;
 
 /// Timed events by time (stable: input order for ties), then events with only an uptime (by host,
 /// boot, uptime: an uptime that went back to zero starts a later boot), then events with no time
 /// in input order. The keys are made once (hosts as their rank in name order) and sorted with
 /// the events' positions; the events are then moved into that order in place.
 pub(super) fn order(mut events: Vec<Event>) -> Vec<Event> {
-    let hosts: BTreeSet<&str> = events.iter().filter_map(|e| e.host.as_deref()).collect();
-    let rank: crate::scan::FastMap<&str, u32> = hosts
-        .iter()
-        .enumerate()
-        .map(|(i, h)| (*h, i as u32 + 1))
-        .collect();
-    let mut last: Option<(&str, u32)> = None;
+    let host = host_ranks(&events);
     let mut keys: Vec<(OrderKey, u32)> = Vec::with_capacity(events.len());
-    for (i, e) in events.iter().enumerate() {
-        let host = match e.host.as_deref() {
-            None => 0,
-            Some(h) => match last {
-                Some((l, r)) if l == h => r,
-                _ => {
-                    let r = rank[h];
-                    last = Some((h, r));
-                    r
-                }
-            },
-        };
+    for (i, (e, host)) in events.iter().zip(host).enumerate() {
         // uptimes restart at each boot: order by boot before uptime
         let key = (
             (e.time_us.is_none(), e.time_us.unwrap_or(0)),
@@ -37,12 +19,47 @@ pub(super) fn order(mut events: Vec<Event>) -> Vec<Event> {
         );
         keys.push((key, i as u32));
     }
-    drop(rank);
     // position ties keep input order: the sort is stable without a stable sort's scratch copy
     keys.sort_unstable();
     let mut from: Vec<u32> = keys.into_iter().map(|(_, i)| i).collect();
     permute(&mut events, &mut from);
     events
+}
+
+/// Per event, its host's rank in name order (1, 2, …; 0 for none): each host hashed once per
+/// event into a number in order of first appearance, the few distinct names then sorted.
+fn host_ranks(events: &[Event]) -> Vec<u32> {
+    let mut ids: crate::scan::FastMap<&str, u32> = Default::default();
+    let mut names: Vec<&str> = Vec::new();
+    let mut last: Option<(&str, u32)> = None;
+    let mut first_seen: Vec<u32> = Vec::with_capacity(events.len());
+    for e in events {
+        let id = match e.host.as_deref() {
+            None => 0,
+            Some(h) => match last {
+                Some((l, id)) if l == h => id,
+                _ => {
+                    let id = *ids.entry(h).or_insert_with(|| {
+                        names.push(h);
+                        names.len() as u32
+                    });
+                    last = Some((h, id));
+                    id
+                }
+            },
+        };
+        first_seen.push(id);
+    }
+    let mut by_name: Vec<u32> = (1..=names.len() as u32).collect();
+    by_name.sort_unstable_by_key(|&id| names[id as usize - 1]);
+    let mut rank = vec![0u32; names.len() + 1];
+    for (r, id) in by_name.into_iter().enumerate() {
+        rank[id as usize] = r as u32 + 1;
+    }
+    for id in &mut first_seen {
+        *id = rank[*id as usize];
+    }
+    first_seen
 }
 
 /// What [`order`] sorts by.
