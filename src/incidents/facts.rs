@@ -5,15 +5,16 @@
 
 use crate::catalog::Catalog;
 use crate::rules::{Preceded, Rule};
+use crate::scan::FastMap;
 use crate::timeline::Event;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// (host, GPU).
-type GpuKey = (Option<String>, Option<String>);
-/// (host, GPU, GPC, TPC).
-type UnitKey = (Option<String>, Option<String>, String, String);
-/// Per GPU: distinct Xid codes and the layers they span.
-type CodesOnGpu = BTreeMap<GpuKey, (BTreeSet<i64>, BTreeSet<&'static str>)>;
+/// (host, GPU), borrowed from the events.
+type GpuKey<'e> = (Option<&'e str>, Option<&'e str>);
+/// (host, GPU, GPC, TPC), borrowed from the events.
+type UnitKey<'e> = (Option<&'e str>, &'e str, &'e str, &'e str);
+/// Per GPU: how many distinct Xid codes count (0 unless they span two layers).
+type CodesOnGpu<'e> = FastMap<GpuKey<'e>, usize>;
 /// A collective's operation type and input size, as a watchdog line names them.
 type OpAndSize<'e> = (Option<&'e str>, Option<&'e str>);
 
@@ -23,17 +24,18 @@ pub(super) struct Facts<'a> {
     members: &'a [usize],
     catalog: &'a Catalog,
     /// Per GPU: distinct non-sympathetic Xid codes and their layers.
-    codes: Option<CodesOnGpu>,
+    codes: Option<CodesOnGpu<'a>>,
     desync: Option<bool>,
 }
 
 /// Per rule: what its incident-level conditions need.
 #[derive(Default)]
-pub(super) struct RuleFacts {
+pub(super) struct RuleFacts<'a> {
     count: Option<u64>,
-    units: Option<BTreeMap<UnitKey, BTreeSet<String>>>,
+    /// Per compute unit: how many distinct processes.
+    units: Option<FastMap<UnitKey<'a>, usize>>,
     /// Per host: sorted times of the events that fit `preceded_by`.
-    causes: Option<BTreeMap<Option<String>, Vec<i64>>>,
+    causes: Option<FastMap<Option<&'a str>, Vec<i64>>>,
 }
 
 impl<'a> Facts<'a> {
@@ -53,27 +55,31 @@ impl<'a> Facts<'a> {
     }
 
     /// Distinct non-sympathetic Xid codes on `e`'s GPU (same host), counted only when they span
-    /// at least two layers (several memory Xids of one ECC event are one fault).
+    /// at least two layers (several memory Xids of one ECC event are one fault). Counted once per
+    /// GPU for the incident, looked up by borrowed keys.
     fn distinct_codes(&mut self, e: &Event) -> usize {
-        if self.codes.is_none() {
-            let mut m: BTreeMap<GpuKey, (BTreeSet<i64>, BTreeSet<&'static str>)> = BTreeMap::new();
-            for x in self.member_events() {
+        let codes = self.codes.get_or_insert_with(|| {
+            let mut m: FastMap<GpuKey, (BTreeSet<i64>, BTreeSet<&'static str>)> =
+                FastMap::default();
+            for &i in self.members {
+                let x = &self.events[i];
                 if x.kind == "xid" && x.gpu.is_some() && !self.catalog.is_sympathetic("xid", x.code)
                 {
                     if let Some(c) = x.code {
-                        let slot = m.entry((x.host.clone(), x.gpu.clone())).or_default();
+                        let slot = m.entry((x.host.as_deref(), x.gpu.as_deref())).or_default();
                         slot.0.insert(c);
                         slot.1.insert(x.layer.as_str());
                     }
                 }
             }
-            self.codes = Some(m);
-        }
-        let key = (e.host.clone(), e.gpu.clone());
-        match self.codes.as_ref().and_then(|m| m.get(&key)) {
-            Some((codes, layers)) if layers.len() >= 2 => codes.len(),
-            _ => 0,
-        }
+            m.into_iter()
+                .map(|(k, (codes, layers))| (k, if layers.len() >= 2 { codes.len() } else { 0 }))
+                .collect()
+        });
+        codes
+            .get(&(e.host.as_deref(), e.gpu.as_deref()))
+            .copied()
+            .unwrap_or(0)
     }
 
     /// Ranks waited in different collectives: several operation types, or one sequence number
@@ -102,7 +108,7 @@ impl<'a> Facts<'a> {
     }
 
     /// Whether `e` fits `rule`, its own pattern and the incident-level conditions.
-    pub fn fits(&mut self, rule: &Rule, rf: &mut RuleFacts, e: &Event) -> bool {
+    pub fn fits(&mut self, rule: &Rule, rf: &mut RuleFacts<'a>, e: &Event) -> bool {
         let m = &rule.pattern;
         if !m.fits(e) {
             return false;
@@ -140,43 +146,45 @@ impl<'a> Facts<'a> {
 
     /// Distinct processes whose events fitting the rule name `e`'s GPU (same host) and its GPC
     /// and TPC; 0 when `e` names no compute unit.
-    fn processes_on_unit(&self, rule: &Rule, rf: &mut RuleFacts, e: &Event) -> usize {
-        let unit = |x: &Event| -> Option<UnitKey> {
+    fn processes_on_unit(&self, rule: &Rule, rf: &mut RuleFacts<'a>, e: &Event) -> usize {
+        fn unit(x: &Event) -> Option<UnitKey<'_>> {
             Some((
-                x.host.clone(),
-                Some(x.gpu.clone()?),
-                x.attrs.get("gpc")?.to_string(),
-                x.attrs.get("tpc")?.to_string(),
+                x.host.as_deref(),
+                x.gpu.as_deref()?,
+                x.attrs.get("gpc")?,
+                x.attrs.get("tpc")?,
             ))
-        };
+        }
         let Some(key) = unit(e) else { return 0 };
+        let (events, members) = (self.events, self.members);
         let units = rf.units.get_or_insert_with(|| {
-            let mut m: BTreeMap<UnitKey, BTreeSet<String>> = BTreeMap::new();
-            for x in self.members.iter().map(|&i| &self.events[i]) {
+            let mut m: FastMap<UnitKey, BTreeSet<&str>> = FastMap::default();
+            for x in members.iter().map(|&i| &events[i]) {
                 if !rule.pattern.fits(x) {
                     continue;
                 }
                 if let (Some(k), Some(pid)) = (unit(x), x.attrs.get("pid")) {
-                    m.entry(k).or_default().insert(pid.to_string());
+                    m.entry(k).or_default().insert(pid);
                 }
             }
-            m
+            m.into_iter().map(|(k, pids)| (k, pids.len())).collect()
         });
-        units.get(&key).map_or(0, BTreeSet::len)
+        units.get(&key).copied().unwrap_or(0)
     }
 
     /// Whether an event of `p`'s kinds lies on `e`'s host within `p`'s window around it.
-    fn preceded(&self, p: &Preceded, rf: &mut RuleFacts, e: &Event) -> bool {
+    fn preceded(&self, p: &Preceded, rf: &mut RuleFacts<'a>, e: &Event) -> bool {
         let Some(t) = e.time_us else { return false };
         if e.host.is_none() {
             return false;
         }
+        let (events, members) = (self.events, self.members);
         let causes = rf.causes.get_or_insert_with(|| {
-            let mut m: BTreeMap<Option<String>, Vec<i64>> = BTreeMap::new();
-            for c in self.members.iter().map(|&i| &self.events[i]) {
+            let mut m: FastMap<Option<&str>, Vec<i64>> = FastMap::default();
+            for c in members.iter().map(|&i| &events[i]) {
                 if p.kinds.contains(&c.kind) && p.min_severity.is_none_or(|s| c.severity >= s) {
                     if let (Some(ct), Some(_)) = (c.time_us, &c.host) {
-                        m.entry(c.host.clone()).or_default().push(ct);
+                        m.entry(c.host.as_deref()).or_default().push(ct);
                     }
                 }
             }
@@ -185,7 +193,7 @@ impl<'a> Facts<'a> {
             }
             m
         });
-        let Some(times) = causes.get(&e.host) else {
+        let Some(times) = causes.get(&e.host.as_deref()) else {
             return false;
         };
         let lo = t - p.within_s * 1_000_000;

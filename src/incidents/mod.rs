@@ -313,15 +313,24 @@ fn evidence_of(
     let Some(p) = primary else { return evidence };
     let pe = &events[p];
     for &i in members {
-        if i == p || evidence.len() >= 12 {
+        if evidence.len() >= 12 {
+            break;
+        }
+        if i == p {
             continue;
         }
         let e = &events[i];
-        let named = chosen.is_some_and(|r| r.pattern.fits(e));
+        if conseq[i] {
+            continue;
+        }
+        // the cheap tests first: most members of a large incident are not related
         let related = (e.gpu.is_some() && e.gpu == pe.gpu)
             || (e.kind == pe.kind && e.host == pe.host)
             || (e.kind == "pcie_aer" && e.host == pe.host)
-            || (named && e.host == pe.host);
+            || (e.host == pe.host && chosen.is_some_and(|r| r.pattern.fits(e)));
+        if !related {
+            continue;
+        }
         let seen = evidence.iter().any(|&j| {
             events[j].source == e.source
                 || (e.kind != "pcie_aer"
@@ -329,7 +338,7 @@ fn evidence_of(
                     && events[j].code == e.code
                     && events[j].bmc == e.bmc)
         });
-        if related && !seen && !conseq[i] {
+        if !seen {
             evidence.push(i);
         }
     }
@@ -352,16 +361,21 @@ fn judge(
         .map(|&i| events[i].severity)
         .max()
         .unwrap_or(Severity::Warning);
-    let discounted: Vec<usize> = members
-        .iter()
-        .copied()
-        .filter(|&i| benign(catalog, &events[i]).is_some())
+    // asked once per member (in parallel on a large incident)
+    let is_benign: Vec<bool> = members
+        .par_iter()
+        .with_min_len(4096)
+        .map(|&i| benign(catalog, &events[i]).is_some())
         .collect();
-    let primaries: Vec<usize> = members
-        .iter()
-        .copied()
-        .filter(|&i| !conseq[i] && benign(catalog, &events[i]).is_none())
-        .collect();
+    let (mut discounted, mut primaries) = (Vec::new(), Vec::new());
+    for (&i, &b) in members.iter().zip(&is_benign) {
+        if b {
+            discounted.push(i);
+        } else if !conseq[i] {
+            primaries.push(i);
+        }
+    }
+    drop(is_benign);
     let cands = choose::candidates(&members, &primaries, events, rules, catalog);
     let picked = choose::pick(&cands, events, rules);
     let chosen = picked.as_ref().map(|(k, _)| cands[*k]);

@@ -268,7 +268,9 @@ pub(super) fn suspects(members: &[usize], events: &[Event]) -> Vec<Alternative> 
 
 /// Why an event is safe to ignore on its own (the catalog says so), if it is.
 pub(super) fn benign<'c>(catalog: &'c Catalog, e: &Event) -> Option<&'c str> {
-    catalog.benign(&e.kind, e.code, e.attrs.contains_key("switch"))
+    // the details are looked at only for the kind that needs them
+    let from_switch = e.kind == "nvlink_error" && e.attrs.contains_key("switch");
+    catalog.benign(&e.kind, e.code, from_switch)
 }
 
 /// Whether an event belongs to the bring-up of its host: this soon after the boot (uptime) or
