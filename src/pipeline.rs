@@ -111,9 +111,12 @@ impl scan::Capped for RawEvent {
 }
 
 /// Applies the events cap to an input's events and says in a warning what it counted but did not
-/// keep (the keys with the most suppressed occurrences first).
-fn cap_events(events: &mut Vec<RawEvent>, cap: u64, warnings: &mut Vec<String>) {
-    scan::cap_capped(events, cap);
+/// keep (the keys with the most suppressed occurrences first); `capped`: the events are known to
+/// be within the cap already.
+fn cap_events(events: &mut Vec<RawEvent>, (cap, capped): (u64, bool), warnings: &mut Vec<String>) {
+    if !capped {
+        scan::cap_capped(events, cap);
+    }
     let total: u64 = events.iter().map(|e| e.suppressed).sum();
     if total == 0 {
         return;
@@ -204,13 +207,15 @@ fn settle(
     cap: u64,
 ) -> InputResult {
     let format = refine_format(format, &p.out);
+    // the scan's own cap already holds for its events: nothing to count again
+    let capped = p.extra.is_empty() && p.out.events_within_cap(cap);
     let mut events = classify(index, p.out.events, catalog);
     events.extend(p.extra);
     // nearly always in line order already (the sort's scratch would be half the list)
     if !events.is_sorted_by_key(|e| e.line) {
         events.sort_by_key(|e| e.line);
     }
-    cap_events(&mut events, cap, &mut warnings);
+    cap_events(&mut events, (cap, capped), &mut warnings);
     let attachments = classify(index, p.out.attachments, catalog);
     let host = input
         .host_hint

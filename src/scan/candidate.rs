@@ -341,6 +341,7 @@ fn build(
             body,
             draft: d,
             suppressed: 0,
+            counted: false,
         };
         if loc.draft.attach_to.is_some() {
             out.attachments.push(loc);

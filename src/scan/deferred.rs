@@ -6,7 +6,7 @@
 //! gives.
 
 use super::candidate::candidate;
-use super::cap::{cap_plan, key_hash, within_cap_hashed};
+use super::cap::{cap_plan, fresh_hashes, key_hash, Counts};
 use super::{CapKey, Capped, Located, ScanOutput};
 use crate::events::RecognizerSet;
 use crate::formats::wrapper::FileWrappers;
@@ -46,33 +46,46 @@ pub(super) struct Stub {
     pub line: u64,
     /// Index of the key in the holder's key table.
     pub key: u32,
+    /// The key's hash ([`key_hash`]).
+    pub hash: u64,
     /// Occurrences past the cap this one stands for.
     pub suppressed: u64,
+    /// Counted in the events cap's counts of the holder (see [`Counts`]).
+    pub counted: bool,
 }
 
 /// The events cap over `events` and `stubs` (both in line order; keys of stubs in `keys`) as one
 /// sequence in line order (see [`super::cap_by_key`]).
+/// `counts` are what the events and stubs counted before add up to (see [`Counts`]): only the
+/// ones appended since are counted, and the whole sequence is capped only when a key may be over.
 pub(super) fn cap_joint(
-    events: &mut Vec<Located>,
-    stubs: &mut Vec<Stub>,
+    (events, stubs): (&mut Vec<Located>, &mut Vec<Stub>),
     keys: &[OwnedKey],
     cap: u64,
+    counts: &mut Counts,
 ) {
-    if stubs.is_empty() {
-        super::cap_capped(events, cap);
+    counts.add(fresh_hashes(events));
+    counts.add(stubs.iter_mut().filter(|s| !s.counted).map(|s| {
+        s.counted = true;
+        s.hash
+    }));
+    if counts.within(cap) {
         return;
     }
-    if (events.len() + stubs.len()) as u64 <= cap.max(1) {
-        return;
-    }
-    // each distinct key's text hashed once, not once per stub
-    let key_hashes: Vec<u64> = keys.iter().map(|k| key_hash(&borrowed(k))).collect();
+    cap_sequence(events, stubs, keys, cap);
+    counts.clear();
     let event_hashes = events
         .iter()
         .filter_map(|e| e.cap_key())
         .map(|k| key_hash(&k));
-    let stub_hashes = stubs.iter().map(|s| key_hashes[s.key as usize]);
-    if within_cap_hashed(event_hashes.chain(stub_hashes), cap) {
+    counts.add(event_hashes.chain(stubs.iter().map(|s| s.hash)));
+}
+
+/// The events cap over events and stubs as one sequence in line order.
+fn cap_sequence(events: &mut Vec<Located>, stubs: &mut Vec<Stub>, keys: &[OwnedKey], cap: u64) {
+    if stubs.is_empty() {
+        let ids = super::cap::dense_ids(events.iter().map(Located::cap_key));
+        super::cap::cap_ids(events, cap, &ids);
         return;
     }
     // the merged order: Ok(event index) or Err(stub index)
@@ -242,6 +255,8 @@ pub(super) fn materialize(
                     .find(|s| Some(borrowed(&keys[s.key as usize])) == want)
                 {
                     l.suppressed = st.suppressed;
+                    // counted as the stub it replaces: the same key
+                    l.counted = st.counted;
                     kept.push(l);
                 }
             }

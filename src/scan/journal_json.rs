@@ -73,6 +73,7 @@ pub fn scan(buf: &[u8], set: &RecognizerSet, cap: u64) -> ScanOutput {
                 body,
                 draft: d,
                 suppressed: 0,
+                counted: false,
             };
             if loc.draft.attach_to.is_some() {
                 out.attachments.push(loc);

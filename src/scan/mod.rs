@@ -65,6 +65,8 @@ pub struct Located {
     /// Further occurrences of this event (same host, kind, code, GPU and rank) past the events
     /// cap: counted here, not kept (see [`cap_by_key`]).
     pub suppressed: u64,
+    /// Counted in the events cap's counts of the list holding it (see [`cap::Counts`]).
+    pub(crate) counted: bool,
 }
 
 /// What scanning one buffer produced.
@@ -97,4 +99,8 @@ pub struct ScanOutput {
     deferred: Vec<deferred::Stub>,
     /// Keys of the deferred events.
     keys: Vec<deferred::OwnedKey>,
+    /// The events cap's counts of the events and stubs counted so far.
+    counts: cap::Counts,
+    /// The events cap's counts of the attachments counted so far.
+    attachment_counts: cap::Counts,
 }

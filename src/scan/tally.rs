@@ -25,6 +25,8 @@ pub(super) struct Tally {
     cap: u64,
     /// Keys, by id.
     keys: Vec<OwnedKey>,
+    /// Their hashes ([`super::cap::key_hash`]), by id.
+    hashes: Vec<u64>,
     slots: Vec<Slot>,
     index: super::FastMap<u64, Vec<u32>>,
     hasher: super::FastBuild,
@@ -58,6 +60,7 @@ impl Tally {
         (cap >= 2).then(|| Tally {
             cap,
             keys: Vec::new(),
+            hashes: Vec::new(),
             slots: Vec::new(),
             index: super::FastMap::default(),
             hasher: super::FastBuild::default(),
@@ -67,6 +70,11 @@ impl Tally {
     /// The keys, by id.
     pub(super) fn keys(&self) -> &[OwnedKey] {
         &self.keys
+    }
+
+    /// The hash of key `id` (the one the events cap counts it by).
+    pub(super) fn hash_of(&self, id: u32) -> u64 {
+        self.hashes[id as usize]
     }
 
     /// The id of `key`, if it has one.
@@ -85,13 +93,14 @@ impl Tally {
             return id;
         }
         let id = self.keys.len() as u32;
+        let h = self.hasher.hash_one(key);
         self.keys.push(owned(key));
+        self.hashes.push(h);
         self.slots.push(Slot {
             seen: 0,
             counted: 0,
             tail: (0, 0, 0),
         });
-        let h = self.hasher.hash_one(key);
         self.index.entry(h).or_default().push(id);
         id
     }
@@ -189,7 +198,9 @@ impl Tally {
                     at: (s.tail.0, s.tail.1),
                     line: s.tail.2,
                     key: id as u32,
+                    hash: self.hashes[id],
                     suppressed: s.counted - 1,
+                    counted: false,
                 });
             }
         }
