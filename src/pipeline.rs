@@ -76,17 +76,17 @@ fn to_raw(index: usize, loc: Located, catalog: &Catalog) -> RawEvent {
         line: loc.line,
         layer: d.layer.unwrap_or(layer),
         severity: d.severity.unwrap_or(severity),
-        kind: d.kind,
+        kind: d.kind.to_string(),
         code: d.code,
         gpu: d.gpu,
         rank: d.rank,
-        host: loc.host,
+        host: loc.host.map(|h| h.to_string()),
         body: loc.body,
         message: loc.message,
         stamp: loc.stamp,
         borrowed_time: loc.borrowed,
         boot: 0,
-        recognizer: d.recognizer,
+        recognizer: d.recognizer.to_string(),
         attrs: d.attrs,
         bmc: d.bmc,
         suppressed: loc.suppressed,
@@ -251,7 +251,7 @@ fn settle(
 fn refine_format(format: Format, out: &ScanOutput) -> Format {
     let job = out.events.iter().any(|e| {
         matches!(
-            e.draft.kind.as_str(),
+            e.draft.kind,
             "nccl_timeout" | "nccl_error" | "cuda_oom" | "process_exit" | "cuda_error"
         )
     });

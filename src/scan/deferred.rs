@@ -233,46 +233,70 @@ pub(super) fn materialize(
             s = e;
         }
     }
-    let built: Vec<Vec<Located>> = groups
-        .par_iter()
-        .map(|g| {
-            let (ls, le) = g[0].at;
-            let mut one = ScanOutput::default();
-            candidate(
-                buf,
-                ((ls, le, g[0].line), None),
-                (0, buf.len()),
-                set,
-                &mut one,
-                fw,
-                None,
-            );
-            let mut kept = Vec::with_capacity(g.len());
-            for mut l in one.events {
-                let want = l.cap_key();
-                if let Some(st) = g
-                    .iter()
-                    .find(|s| Some(borrowed(&keys[s.key as usize])) == want)
-                {
-                    l.suppressed = st.suppressed;
-                    // counted as the stub it replaces: the same key
-                    l.counted = st.counted;
-                    kept.push(l);
+    // the lines are read in batches, a piece of a batch per task, each piece with one output
+    // (so that the events of a host share its text); a batch's events go into the list before
+    // the next batch is built, so the memory of one batch serves the next
+    let piece = 1024;
+    let batch = piece * 4 * rayon::current_num_threads().max(1);
+    let mut events = std::mem::take(&mut out.events).into_iter().peekable();
+    let mut merged: Vec<Located> = Vec::with_capacity(events.len() + stubs.len());
+    for b in groups.chunks(batch) {
+        let built: Vec<Vec<Located>> = b
+            .par_chunks(piece)
+            .map(|gs| {
+                let mut one = ScanOutput::default();
+                let mut kept = Vec::with_capacity(gs.len());
+                for g in gs {
+                    rebuild(buf, set, fw, (g, &keys), &mut one, &mut kept);
                 }
+                kept
+            })
+            .collect();
+        for l in built.into_iter().flatten() {
+            while events.peek().is_some_and(|e| e.line <= l.line) {
+                merged.extend(events.next());
             }
-            debug_assert_eq!(kept.len(), g.len(), "a stub's line gave another key");
-            kept
-        })
-        .collect();
-    let events = std::mem::take(&mut out.events);
-    let mut merged = Vec::with_capacity(events.len() + stubs.len());
-    let mut rest = built.into_iter().flatten().peekable();
-    for e in events {
-        while rest.peek().is_some_and(|b| b.line < e.line) {
-            merged.extend(rest.next());
+            merged.push(l);
         }
-        merged.push(e);
     }
-    merged.extend(rest);
+    merged.extend(events);
     out.events = merged;
+}
+
+/// Reads the line of the stubs `g` (of one line) again into `one` and moves the events they
+/// stand for to `kept`.
+fn rebuild(
+    buf: &[u8],
+    set: &RecognizerSet,
+    fw: &FileWrappers,
+    (g, keys): (&[Stub], &[OwnedKey]),
+    one: &mut ScanOutput,
+    kept: &mut Vec<Located>,
+) {
+    let (ls, le) = g[0].at;
+    one.events.clear();
+    one.attachments.clear();
+    candidate(
+        buf,
+        ((ls, le, g[0].line), None),
+        (0, buf.len()),
+        set,
+        one,
+        fw,
+        None,
+    );
+    let before = kept.len();
+    for mut l in one.events.drain(..) {
+        let want = l.cap_key();
+        if let Some(st) = g
+            .iter()
+            .find(|s| Some(borrowed(&keys[s.key as usize])) == want)
+        {
+            l.suppressed = st.suppressed;
+            // counted as the stub it replaces: the same key
+            l.counted = st.counted;
+            kept.push(l);
+        }
+    }
+    debug_assert_eq!(kept.len() - before, g.len(), "a stub's line gave another key");
 }

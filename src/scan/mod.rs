@@ -55,8 +55,9 @@ pub struct Located {
     pub stamp: LineStamp,
     /// The stamp came from a neighbouring line.
     pub borrowed: bool,
-    /// Host named by the line prefix (or the neighbour that lent the time).
-    pub host: Option<String>,
+    /// Host named by the line prefix (or the neighbour that lent the time): one text shared by
+    /// the events of a host (see [`ScanOutput::share_host`]).
+    pub host: Option<std::sync::Arc<str>>,
     /// Verbatim record.
     pub message: String,
     /// Message after the prefix: a place in `message` when it ends it (nearly always), so that
@@ -103,4 +104,41 @@ pub struct ScanOutput {
     counts: cap::Counts,
     /// The events cap's counts of the attachments counted so far.
     attachment_counts: cap::Counts,
+    /// The hosts met lately, each text held once (see [`ScanOutput::share_host`]).
+    hosts: Vec<std::sync::Arc<str>>,
+}
+
+impl ScanOutput {
+    /// The shared text of host `h`: the events of one host hold one copy, not one each.
+    pub(crate) fn share_host(&mut self, h: String) -> std::sync::Arc<str> {
+        const HOSTS: usize = 16;
+        if let Some(i) = self.hosts.iter().position(|k| **k == *h) {
+            let k = self.hosts[i].clone();
+            if i > 0 {
+                // the most recent first: a host's lines come together
+                self.hosts[..=i].rotate_right(1);
+            }
+            return k;
+        }
+        let k: std::sync::Arc<str> = h.into();
+        self.hosts.truncate(HOSTS - 1);
+        self.hosts.insert(0, k.clone());
+        k
+    }
+}
+#[cfg(test)]
+mod size_probe {
+    #[test]
+    fn sizes() {
+        eprintln!(
+            "SIZES located {} draft {} raw {} stamp {} body {} attrs {} stub {}",
+            std::mem::size_of::<super::Located>(),
+            std::mem::size_of::<crate::events::Draft>(),
+            std::mem::size_of::<crate::model::RawEvent>(),
+            std::mem::size_of::<crate::model::LineStamp>(),
+            std::mem::size_of::<crate::model::Body>(),
+            std::mem::size_of::<crate::model::Attrs>(),
+            std::mem::size_of::<super::deferred::Stub>(),
+        );
+    }
 }

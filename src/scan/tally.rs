@@ -45,7 +45,7 @@ fn draft_key<'a>(d: &'a Draft, host: Option<&'a str>) -> CapKey<'a> {
 
 /// Whether a draft is an event its line alone can rebuild: no attachment, progress sample,
 /// kernel report, segment or `nvrm` burst (`nvrm` are the ids of the `nvrm` recognizers).
-pub(super) fn plain(d: &Draft, nvrm: &[String]) -> bool {
+pub(super) fn plain(d: &Draft, nvrm: &[&'static str]) -> bool {
     d.attach_to.is_none()
         && d.kind != "progress"
         && !d.report
@@ -111,7 +111,7 @@ impl Tally {
         &mut self,
         drafts: &[Draft],
         host: Option<&str>,
-        nvrm: &[String],
+        nvrm: &[&'static str],
     ) -> Option<Vec<u32>> {
         if !all_plain(drafts, nvrm) {
             return None;
@@ -126,7 +126,7 @@ impl Tally {
         &self,
         drafts: &[Draft],
         host: Option<&str>,
-        nvrm: &[String],
+        nvrm: &[&'static str],
     ) -> Option<Vec<u32>> {
         if !all_plain(drafts, nvrm) {
             return None;
@@ -146,7 +146,7 @@ impl Tally {
         drafts: &[Draft],
         host: Option<&str>,
         simple: bool,
-        nvrm: &[String],
+        nvrm: &[&'static str],
         at: (usize, usize, u64),
     ) -> bool {
         let ids: Vec<u32> = drafts
@@ -212,7 +212,7 @@ impl Tally {
 }
 
 /// A record of drafts the memo may keep: at least one, every one [`plain`].
-fn all_plain(drafts: &[Draft], nvrm: &[String]) -> bool {
+fn all_plain(drafts: &[Draft], nvrm: &[&'static str]) -> bool {
     !drafts.is_empty() && drafts.iter().all(|d| plain(d, nvrm))
 }
 
