@@ -93,9 +93,18 @@ fn to_raw(index: usize, loc: Located, catalog: &Catalog) -> RawEvent {
     }
 }
 
+/// The events cap's key of a raw event ([`scan::CapKey`] with the kind borrowed from it).
+type RawKey<'a> = (
+    Option<&'a str>,
+    &'a str,
+    Option<i64>,
+    Option<&'a str>,
+    Option<i64>,
+);
+
 impl scan::Capped for RawEvent {
-    type Key<'a> = scan::CapKey<'a>;
-    fn cap_key(&self) -> Option<scan::CapKey<'_>> {
+    type Key<'a> = RawKey<'a>;
+    fn cap_key(&self) -> Option<RawKey<'_>> {
         // progress samples are thinned by the scanner, never capped: a slowdown needs the series
         (self.kind != "progress").then_some((
             self.host.as_deref(),

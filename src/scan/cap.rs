@@ -279,13 +279,10 @@ impl Counts {
 
 /// The hashes of the keys of the items of `items` not counted yet, marking them counted.
 pub(super) fn fresh_hashes(items: &mut [Located]) -> impl Iterator<Item = u64> + '_ {
-    items
-        .iter_mut()
-        .filter(|i| !i.counted)
-        .filter_map(|i| {
-            i.counted = true;
-            i.cap_key().map(|k| key_hash(&k))
-        })
+    items.iter_mut().filter(|i| !i.counted).filter_map(|i| {
+        i.counted = true;
+        i.cap_key().map(|k| key_hash(&k))
+    })
 }
 
 /// [`cap_capped`] over a list of a scan whose items counted before are in `counts`: only the
@@ -310,7 +307,7 @@ pub(super) fn cap_counted(items: &mut Vec<Located>, cap: u64, counts: &mut Count
 /// The key of the events cap, borrowed: host, kind, code, GPU, rank.
 pub type CapKey<'a> = (
     Option<&'a str>,
-    &'a str,
+    &'static str,
     Option<i64>,
     Option<&'a str>,
     Option<i64>,
@@ -324,7 +321,7 @@ impl Capped for Located {
         }
         Some((
             self.host.as_deref(),
-            &self.draft.kind,
+            self.draft.kind,
             self.draft.code,
             self.draft.gpu.as_deref(),
             self.draft.rank,

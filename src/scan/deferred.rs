@@ -15,7 +15,7 @@ use rayon::prelude::*;
 /// An owned [`CapKey`].
 pub(super) type OwnedKey = (
     Option<String>,
-    String,
+    &'static str,
     Option<i64>,
     Option<String>,
     Option<i64>,
@@ -23,14 +23,14 @@ pub(super) type OwnedKey = (
 
 /// The borrowed form of an owned key.
 pub(super) fn borrowed(k: &OwnedKey) -> CapKey<'_> {
-    (k.0.as_deref(), &k.1, k.2, k.3.as_deref(), k.4)
+    (k.0.as_deref(), k.1, k.2, k.3.as_deref(), k.4)
 }
 
 /// An owned copy of a key.
 pub(super) fn owned(k: CapKey<'_>) -> OwnedKey {
     (
         k.0.map(str::to_string),
-        k.1.to_string(),
+        k.1,
         k.2,
         k.3.map(str::to_string),
         k.4,
@@ -298,5 +298,9 @@ fn rebuild(
             kept.push(l);
         }
     }
-    debug_assert_eq!(kept.len() - before, g.len(), "a stub's line gave another key");
+    debug_assert_eq!(
+        kept.len() - before,
+        g.len(),
+        "a stub's line gave another key"
+    );
 }

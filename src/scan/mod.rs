@@ -126,19 +126,3 @@ impl ScanOutput {
         k
     }
 }
-#[cfg(test)]
-mod size_probe {
-    #[test]
-    fn sizes() {
-        eprintln!(
-            "SIZES located {} draft {} raw {} stamp {} body {} attrs {} stub {}",
-            std::mem::size_of::<super::Located>(),
-            std::mem::size_of::<crate::events::Draft>(),
-            std::mem::size_of::<crate::model::RawEvent>(),
-            std::mem::size_of::<crate::model::LineStamp>(),
-            std::mem::size_of::<crate::model::Body>(),
-            std::mem::size_of::<crate::model::Attrs>(),
-            std::mem::size_of::<super::deferred::Stub>(),
-        );
-    }
-}

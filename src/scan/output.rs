@@ -1,7 +1,7 @@
 //! What scanning gives, and how outputs of consecutive text are put together.
 
-use super::deferred::cap_joint;
 use super::cap::cap_counted;
+use super::deferred::cap_joint;
 use super::ScanOutput;
 
 impl ScanOutput {
@@ -23,9 +23,7 @@ impl ScanOutput {
     /// Whether the events are known to be within the events cap `cap` (all of them counted, no
     /// count over it, nothing deferred): capping them again would change nothing.
     pub fn events_within_cap(&self, cap: u64) -> bool {
-        self.deferred.is_empty()
-            && self.counts.within(cap)
-            && self.events.iter().all(|e| e.counted)
+        self.deferred.is_empty() && self.counts.within(cap) && self.events.iter().all(|e| e.counted)
     }
 
     /// Total occurrences past the cap, over all events.

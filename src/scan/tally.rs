@@ -36,7 +36,7 @@ pub(super) struct Tally {
 fn draft_key<'a>(d: &'a Draft, host: Option<&'a str>) -> CapKey<'a> {
     (
         d.host.as_deref().or(host),
-        &d.kind,
+        d.kind,
         d.code,
         d.gpu.as_deref(),
         d.rank,
