@@ -67,9 +67,9 @@ fn classify(index: usize, mut list: Vec<Located>, catalog: &Catalog) -> Vec<RawE
 
 fn to_raw(index: usize, loc: Located, catalog: &Catalog) -> RawEvent {
     let d = loc.draft;
-    let (layer, severity) = match d.code_table.as_deref() {
+    let (layer, severity) = match d.code_table {
         Some(table @ ("xid" | "sxid")) if d.code.is_some() => catalog.classify(table, d.code),
-        _ => catalog.classify(&d.kind, d.code),
+        _ => catalog.classify(d.kind, d.code),
     };
     RawEvent {
         input: index,
