@@ -67,35 +67,44 @@ fn classify(index: usize, mut list: Vec<Located>, catalog: &Catalog) -> Vec<RawE
 
 fn to_raw(index: usize, loc: Located, catalog: &Catalog) -> RawEvent {
     let d = loc.draft;
-    let (layer, severity) = match d.code_table.as_deref() {
+    let (layer, severity) = match d.code_table {
         Some(table @ ("xid" | "sxid")) if d.code.is_some() => catalog.classify(table, d.code),
-        _ => catalog.classify(&d.kind, d.code),
+        _ => catalog.classify(d.kind, d.code),
     };
     RawEvent {
         input: index,
         line: loc.line,
         layer: d.layer.unwrap_or(layer),
         severity: d.severity.unwrap_or(severity),
-        kind: d.kind,
+        kind: d.kind.to_string(),
         code: d.code,
         gpu: d.gpu,
         rank: d.rank,
-        host: loc.host,
+        host: loc.host.map(|h| h.to_string()),
         body: loc.body,
         message: loc.message,
         stamp: loc.stamp,
         borrowed_time: loc.borrowed,
         boot: 0,
-        recognizer: d.recognizer,
+        recognizer: d.recognizer.to_string(),
         attrs: d.attrs,
         bmc: d.bmc,
         suppressed: loc.suppressed,
     }
 }
 
+/// The events cap's key of a raw event ([`scan::CapKey`] with the kind borrowed from it).
+type RawKey<'a> = (
+    Option<&'a str>,
+    &'a str,
+    Option<i64>,
+    Option<&'a str>,
+    Option<i64>,
+);
+
 impl scan::Capped for RawEvent {
-    type Key<'a> = scan::CapKey<'a>;
-    fn cap_key(&self) -> Option<scan::CapKey<'_>> {
+    type Key<'a> = RawKey<'a>;
+    fn cap_key(&self) -> Option<RawKey<'_>> {
         // progress samples are thinned by the scanner, never capped: a slowdown needs the series
         (self.kind != "progress").then_some((
             self.host.as_deref(),
@@ -111,9 +120,12 @@ impl scan::Capped for RawEvent {
 }
 
 /// Applies the events cap to an input's events and says in a warning what it counted but did not
-/// keep (the keys with the most suppressed occurrences first).
-fn cap_events(events: &mut Vec<RawEvent>, cap: u64, warnings: &mut Vec<String>) {
-    scan::cap_capped(events, cap);
+/// keep (the keys with the most suppressed occurrences first); `capped`: the events are known to
+/// be within the cap already.
+fn cap_events(events: &mut Vec<RawEvent>, (cap, capped): (u64, bool), warnings: &mut Vec<String>) {
+    if !capped {
+        scan::cap_capped(events, cap);
+    }
     let total: u64 = events.iter().map(|e| e.suppressed).sum();
     if total == 0 {
         return;
@@ -204,13 +216,15 @@ fn settle(
     cap: u64,
 ) -> InputResult {
     let format = refine_format(format, &p.out);
+    // the scan's own cap already holds for its events: nothing to count again
+    let capped = p.extra.is_empty() && p.out.events_within_cap(cap);
     let mut events = classify(index, p.out.events, catalog);
     events.extend(p.extra);
     // nearly always in line order already (the sort's scratch would be half the list)
     if !events.is_sorted_by_key(|e| e.line) {
         events.sort_by_key(|e| e.line);
     }
-    cap_events(&mut events, cap, &mut warnings);
+    cap_events(&mut events, (cap, capped), &mut warnings);
     let attachments = classify(index, p.out.attachments, catalog);
     let host = input
         .host_hint
@@ -246,7 +260,7 @@ fn settle(
 fn refine_format(format: Format, out: &ScanOutput) -> Format {
     let job = out.events.iter().any(|e| {
         matches!(
-            e.draft.kind.as_str(),
+            e.draft.kind,
             "nccl_timeout" | "nccl_error" | "cuda_oom" | "process_exit" | "cuda_error"
         )
     });

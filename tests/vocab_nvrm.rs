@@ -243,8 +243,8 @@ fn every_error_level_nvrm_format_yields_an_event_and_families_meet_their_floors(
         let kinds: Vec<&str> = out
             .events
             .iter()
-            .map(|e| e.draft.kind.as_str())
-            .chain(out.attachments.iter().map(|a| a.draft.kind.as_str()))
+            .map(|e| e.draft.kind)
+            .chain(out.attachments.iter().map(|a| a.draft.kind))
             .collect();
         let outcome = if kinds.iter().any(|k| *k != "driver_error") {
             "specific"

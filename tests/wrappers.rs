@@ -8,7 +8,11 @@ fn first_event(text: &str) -> (Option<String>, Option<i64>, String) {
     let k = Knowledge::load(&[]).expect("built-in knowledge loads");
     let out = scan_buffer(text.as_bytes(), &k.recognizers, false, 1000);
     let e = out.events.first().expect("an event");
-    (e.host.clone(), e.draft.rank, e.draft.kind.clone())
+    (
+        e.host.as_deref().map(String::from),
+        e.draft.rank,
+        e.draft.kind.to_string(),
+    )
 }
 
 #[test]

@@ -241,7 +241,7 @@ mod tests {
             "[    5.200000] ACPI: bus type PCI registered",
         ]);
         let kinds: Vec<(&str, Option<Severity>)> =
-            out.iter().map(|d| (d.kind.as_str(), d.severity)).collect();
+            out.iter().map(|d| (d.kind, d.severity)).collect();
         assert_eq!(
             kinds,
             vec![

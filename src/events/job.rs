@@ -43,10 +43,10 @@ pub fn torchrun_failure(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
         } else if let Some(tm) = field(line, "time") {
             if !time_seen {
                 if let Some((ws, _)) = iso_datetime(tm.as_bytes()) {
-                    d.stamp = Some(LineStamp {
+                    d.stamp = Some(Box::new(LineStamp {
                         wall: Some(ws),
                         mono_us: None,
-                    });
+                    }));
                 }
                 time_seen = true;
             }

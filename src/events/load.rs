@@ -266,7 +266,7 @@ impl RecognizerSet {
         let nvrm_ids = compiled
             .iter()
             .filter(|c| c.def.parser.as_deref() == Some("nvrm"))
-            .map(|c| c.def.id.clone())
+            .map(|c| super::intern(&c.def.id))
             .collect();
         Ok(RecognizerSet {
             nvrm: nvrm_knowledge(m.nvrm_user)?,

@@ -9,6 +9,7 @@
 pub mod aer;
 pub mod cper;
 mod defs;
+mod intern;
 pub mod job;
 mod load;
 mod needles;
@@ -28,6 +29,7 @@ pub mod xid;
 
 pub(crate) use defs::RecognizerFile;
 pub use defs::{RecognizerDef, TraceDef, TraceLayer};
+pub use intern::intern;
 pub use load::RecognizerError;
 pub(crate) use needles::Needles;
 pub use prefilter::Prefilter;

@@ -5,8 +5,8 @@ use crate::model::{Layer, LineStamp, Severity};
 /// An event before the timeline stage fills in input, line and time.
 #[derive(Clone, Debug, Default)]
 pub struct Draft {
-    /// Kind.
-    pub kind: String,
+    /// Kind (a name of the knowledge data, see [`super::intern`]).
+    pub kind: &'static str,
     /// Code.
     pub code: Option<i64>,
     /// GPU id.
@@ -19,29 +19,29 @@ pub struct Draft {
     pub layer: Option<Layer>,
     /// Severity override.
     pub severity: Option<Severity>,
-    /// Time named inside the record.
-    pub stamp: Option<LineStamp>,
+    /// Time named inside the record (rare: boxed).
+    pub stamp: Option<Box<LineStamp>>,
     /// Details.
     pub attrs: crate::model::Attrs,
     /// Derived from another event of the same line.
     pub derived: bool,
     /// Captures to merge into an earlier event of this kind.
-    pub attach_to: Option<String>,
+    pub attach_to: Option<&'static str>,
     /// Recognizer id.
-    pub recognizer: String,
+    pub recognizer: &'static str,
     /// Seen by the BMC (see [`RecognizerDef::bmc`]).
     pub bmc: bool,
     /// Catalog table of the code (see [`RecognizerDef::code_table`]).
-    pub code_table: Option<String>,
+    pub code_table: Option<&'static str>,
     /// Heads a kernel report (see [`RecognizerDef::report`]).
     pub report: bool,
 }
 
 impl Draft {
-    /// A draft of `kind`.
+    /// A draft of `kind` (a name of the knowledge data: it is interned).
     pub fn new(kind: &str) -> Draft {
         Draft {
-            kind: kind.to_string(),
+            kind: super::intern(kind),
             ..Draft::default()
         }
     }

@@ -39,7 +39,7 @@ pub struct RecognizerSet {
     /// The NVRM knowledge (built-in, or with the user's `[nvrm]` tables).
     pub(super) nvrm: NvrmKnowledge,
     /// Ids of the recognizers with the `nvrm` parser.
-    pub(super) nvrm_ids: Vec<String>,
+    pub(super) nvrm_ids: Vec<&'static str>,
 }
 
 /// The NVRM knowledge a set runs with.
@@ -66,10 +66,10 @@ fn draft_from(def: &RecognizerDef, re: &Regex, caps: &regex::Captures<'_>) -> Dr
             // a time written inside the message (`CANCELLED AT 2024-05-01T12:00:00`)
             "stamp" => {
                 if let Some((ws, _)) = crate::formats::time::iso_datetime(v.as_bytes()) {
-                    d.stamp = Some(LineStamp {
+                    d.stamp = Some(Box::new(LineStamp {
                         wall: Some(ws),
                         mono_us: None,
-                    });
+                    }));
                 }
                 d.attrs.insert_str("at", v);
             }
@@ -84,8 +84,8 @@ fn draft_from(def: &RecognizerDef, re: &Regex, caps: &regex::Captures<'_>) -> Dr
     for (k, v) in &def.details {
         d.attrs.insert_if_absent(k, v);
     }
-    d.attach_to = def.attach_to.clone();
-    d.code_table = def.code_table.clone();
+    d.attach_to = def.attach_to.as_deref().map(super::intern);
+    d.code_table = def.code_table.as_deref().map(super::intern);
     d
 }
 
@@ -119,7 +119,7 @@ impl RecognizerSet {
     }
 
     /// Ids of the recognizers with the `nvrm` parser.
-    pub fn nvrm_recognizers(&self) -> &[String] {
+    pub fn nvrm_recognizers(&self) -> &[&'static str] {
         &self.nvrm_ids
     }
 
@@ -145,7 +145,7 @@ impl RecognizerSet {
                 drafts.remove(i);
                 continue;
             }
-            let kind = drafts[i].kind.clone();
+            let kind = drafts[i].kind;
             if let Some(j) = drafts
                 .iter()
                 .position(|d| !is_nvrm(d) && d.kind == kind && d.attach_to.is_none())
@@ -300,7 +300,7 @@ impl RecognizerSet {
             }
         }
         for d in &mut out[start..] {
-            d.recognizer = def.id.clone();
+            d.recognizer = super::intern(&def.id);
             d.bmc = def.bmc;
             d.report = def.report;
             if d.rank.is_none() {

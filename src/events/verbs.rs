@@ -271,7 +271,12 @@ mod tests {
         let mut out = Vec::new();
         ib_drafts(&rec, &table(), &mut out);
         out.into_iter()
-            .map(|d| (d.kind, d.attrs.get("ib_class").map(str::to_string)))
+            .map(|d| {
+                (
+                    d.kind.to_string(),
+                    d.attrs.get("ib_class").map(str::to_string),
+                )
+            })
             .collect()
     }
 

@@ -30,7 +30,7 @@ fn close(a: &LineStamp, al: u64, b: &LineStamp, bl: u64) -> bool {
 /// stands for (a flood of RPC failures after a GPU fell off the bus is one fact, not hundreds;
 /// occurrences past the events cap stay in `suppressed`). Running it again over its own output
 /// keeps the counts.
-pub fn collapse_bursts(events: &mut Vec<Located>, recognizers: &[String]) {
+pub fn collapse_bursts(events: &mut Vec<Located>, recognizers: &[&'static str]) {
     if !events
         .iter()
         .any(|e| recognizers.contains(&e.draft.recognizer))
@@ -38,8 +38,8 @@ pub fn collapse_bursts(events: &mut Vec<Located>, recognizers: &[String]) {
         return;
     }
     type Key = (
-        Option<String>,
-        String,
+        Option<std::sync::Arc<str>>,
+        &'static str,
         Option<String>,
         Option<String>,
         Option<String>,
@@ -57,7 +57,7 @@ pub fn collapse_bursts(events: &mut Vec<Located>, recognizers: &[String]) {
         let generic = e.draft.kind == GENERIC_KIND;
         let key: Key = (
             e.host.clone(),
-            e.draft.kind.clone(),
+            e.draft.kind,
             e.draft
                 .gpu
                 .clone()

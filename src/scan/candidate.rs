@@ -14,6 +14,7 @@ use crate::formats::record::Scope;
 use crate::formats::wrapper::{strip_ansi, FileWrappers};
 use crate::formats::{parse_head_with, LineHead, Shape};
 use crate::model::LineStamp;
+use std::sync::Arc;
 
 /// What reading a candidate line gave.
 pub(super) struct Read {
@@ -146,7 +147,7 @@ pub(super) fn recognize(
         }
         let key = match d.attrs.get("segment") {
             Some(seg) => format!("{}#{seg}", d.kind),
-            None => d.kind.clone(),
+            None => d.kind.to_string(),
         };
         if seen.contains(&key) {
             false
@@ -286,7 +287,8 @@ fn build(
         .and_then(|p| p.host)
         .or(head.host)
         .map(lossy)
-        .or(lender_host);
+        .or(lender_host)
+        .map(|h| out.share_host(h));
     let mut message = String::new();
     for (i, p) in w.parts.iter().enumerate() {
         if i > 0 {
@@ -332,15 +334,17 @@ fn build(
                 (message.clone(), body)
             }
         };
+        let own_stamp = d.stamp.take();
         let loc = Located {
             line: w.head_line_no,
-            stamp: d.stamp.unwrap_or(stamp),
-            borrowed: d.stamp.is_none() && borrowed,
-            host: d.host.clone().or_else(|| host.clone()),
+            borrowed: own_stamp.is_none() && borrowed,
+            stamp: own_stamp.map_or(stamp, |s| *s),
+            host: d.host.take().map(Arc::from).or_else(|| host.clone()),
             message,
             body,
             draft: d,
             suppressed: 0,
+            counted: false,
         };
         if loc.draft.attach_to.is_some() {
             out.attachments.push(loc);

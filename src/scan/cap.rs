@@ -134,6 +134,11 @@ pub(super) fn dense_ids<K: Hash + Eq>(
     .collect()
 }
 
+/// [`cap_by_id`] for the events of a scan.
+pub(super) fn cap_ids(items: &mut Vec<Located>, cap: u64, ids: &[Option<u32>]) {
+    cap_by_id(items, cap, ids, Located::weight);
+}
+
 /// The cap over items numbered by [`dense_ids`]: linear, with one slot per key.
 fn cap_by_id<T>(
     items: &mut Vec<T>,
@@ -223,10 +228,86 @@ pub(super) fn cap_plan(
     Some(CapPlan { keep, add })
 }
 
+/// What the items of one list counted so far add up to, per key hash ([`key_hash`]), so that the
+/// cap over a list that grew counts only what was appended ([`cap_counted`]). Items may leave
+/// the list (the cap, bursts, thinning) without being taken off: each count is at least the
+/// number of the key's items in the list, and when no count is over the cap, no key is (an
+/// answer that the list is within the cap stays certain; an overestimate only sends the list to
+/// the cap itself, after which the counts are made exact again).
+#[derive(Clone, Debug, Default)]
+pub(super) struct Counts {
+    per: FastMap<u64, u64>,
+    /// The largest count.
+    max: u64,
+}
+
+impl Counts {
+    /// Counts the hashes of items not counted before.
+    pub(super) fn add(&mut self, hashes: impl Iterator<Item = u64>) {
+        for h in hashes {
+            let n = self.per.entry(h).or_default();
+            *n += 1;
+            self.max = self.max.max(*n);
+        }
+    }
+
+    /// Whether no count is over `cap` (at least 1).
+    pub(super) fn within(&self, cap: u64) -> bool {
+        self.max <= cap.max(1)
+    }
+
+    /// Forgets every count (the list is counted again from scratch).
+    pub(super) fn clear(&mut self) {
+        self.per.clear();
+        self.max = 0;
+    }
+
+    /// Adds the counts of a list whose items were appended to this one.
+    pub(super) fn merge(&mut self, other: Counts) {
+        if self.per.is_empty() {
+            *self = other;
+            return;
+        }
+        self.per.reserve(other.per.len());
+        for (h, n) in other.per {
+            let m = self.per.entry(h).or_default();
+            *m += n;
+            self.max = self.max.max(*m);
+        }
+    }
+}
+
+/// The hashes of the keys of the items of `items` not counted yet, marking them counted.
+pub(super) fn fresh_hashes(items: &mut [Located]) -> impl Iterator<Item = u64> + '_ {
+    items.iter_mut().filter(|i| !i.counted).filter_map(|i| {
+        i.counted = true;
+        i.cap_key().map(|k| key_hash(&k))
+    })
+}
+
+/// [`cap_capped`] over a list of a scan whose items counted before are in `counts`: only the
+/// items appended since are hashed, unless the counts say a key may be over the cap; then the
+/// cap runs over the whole list and the counts are made again from what it kept.
+pub(super) fn cap_counted(items: &mut Vec<Located>, cap: u64, counts: &mut Counts) {
+    counts.add(fresh_hashes(items));
+    if counts.within(cap) {
+        return;
+    }
+    let ids = dense_ids(items.iter().map(Located::cap_key));
+    cap_ids(items, cap, &ids);
+    counts.clear();
+    counts.add(
+        items
+            .iter()
+            .filter_map(|i| i.cap_key())
+            .map(|k| key_hash(&k)),
+    );
+}
+
 /// The key of the events cap, borrowed: host, kind, code, GPU, rank.
 pub type CapKey<'a> = (
     Option<&'a str>,
-    &'a str,
+    &'static str,
     Option<i64>,
     Option<&'a str>,
     Option<i64>,
@@ -240,7 +321,7 @@ impl Capped for Located {
         }
         Some((
             self.host.as_deref(),
-            &self.draft.kind,
+            self.draft.kind,
             self.draft.code,
             self.draft.gpu.as_deref(),
             self.draft.rank,

@@ -312,7 +312,9 @@ fn read_candidates(
                                 at: (ls, le),
                                 line: no,
                                 key,
+                                hash: t.hash_of(key),
                                 suppressed: 0,
+                                counted: false,
                             }));
                         }
                         *record_end = le;
@@ -361,8 +363,13 @@ fn hold(out: &mut ScanOutput, set: &RecognizerSet, cap: u64, t: &tally::Tally, n
         return;
     }
     super::collapse_bursts(&mut out.events, set.nvrm_recognizers());
-    cap_joint(&mut out.events, &mut out.deferred, t.keys(), cap);
-    super::cap_capped(&mut out.attachments, cap);
+    cap_joint(
+        (&mut out.events, &mut out.deferred),
+        t.keys(),
+        cap,
+        &mut out.counts,
+    );
+    super::cap::cap_counted(&mut out.attachments, cap, &mut out.attachment_counts);
     let after = (out.events.len() + out.attachments.len() + out.deferred.len()) as u64;
     *next_cap = after.saturating_mul(2).max(*next_cap);
 }

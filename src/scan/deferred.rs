@@ -6,7 +6,7 @@
 //! gives.
 
 use super::candidate::candidate;
-use super::cap::{cap_plan, key_hash, within_cap_hashed};
+use super::cap::{cap_plan, fresh_hashes, key_hash, Counts};
 use super::{CapKey, Capped, Located, ScanOutput};
 use crate::events::RecognizerSet;
 use crate::formats::wrapper::FileWrappers;
@@ -15,7 +15,7 @@ use rayon::prelude::*;
 /// An owned [`CapKey`].
 pub(super) type OwnedKey = (
     Option<String>,
-    String,
+    &'static str,
     Option<i64>,
     Option<String>,
     Option<i64>,
@@ -23,14 +23,14 @@ pub(super) type OwnedKey = (
 
 /// The borrowed form of an owned key.
 pub(super) fn borrowed(k: &OwnedKey) -> CapKey<'_> {
-    (k.0.as_deref(), &k.1, k.2, k.3.as_deref(), k.4)
+    (k.0.as_deref(), k.1, k.2, k.3.as_deref(), k.4)
 }
 
 /// An owned copy of a key.
 pub(super) fn owned(k: CapKey<'_>) -> OwnedKey {
     (
         k.0.map(str::to_string),
-        k.1.to_string(),
+        k.1,
         k.2,
         k.3.map(str::to_string),
         k.4,
@@ -46,33 +46,46 @@ pub(super) struct Stub {
     pub line: u64,
     /// Index of the key in the holder's key table.
     pub key: u32,
+    /// The key's hash ([`key_hash`]).
+    pub hash: u64,
     /// Occurrences past the cap this one stands for.
     pub suppressed: u64,
+    /// Counted in the events cap's counts of the holder (see [`Counts`]).
+    pub counted: bool,
 }
 
 /// The events cap over `events` and `stubs` (both in line order; keys of stubs in `keys`) as one
 /// sequence in line order (see [`super::cap_by_key`]).
+/// `counts` are what the events and stubs counted before add up to (see [`Counts`]): only the
+/// ones appended since are counted, and the whole sequence is capped only when a key may be over.
 pub(super) fn cap_joint(
-    events: &mut Vec<Located>,
-    stubs: &mut Vec<Stub>,
+    (events, stubs): (&mut Vec<Located>, &mut Vec<Stub>),
     keys: &[OwnedKey],
     cap: u64,
+    counts: &mut Counts,
 ) {
-    if stubs.is_empty() {
-        super::cap_capped(events, cap);
+    counts.add(fresh_hashes(events));
+    counts.add(stubs.iter_mut().filter(|s| !s.counted).map(|s| {
+        s.counted = true;
+        s.hash
+    }));
+    if counts.within(cap) {
         return;
     }
-    if (events.len() + stubs.len()) as u64 <= cap.max(1) {
-        return;
-    }
-    // each distinct key's text hashed once, not once per stub
-    let key_hashes: Vec<u64> = keys.iter().map(|k| key_hash(&borrowed(k))).collect();
+    cap_sequence(events, stubs, keys, cap);
+    counts.clear();
     let event_hashes = events
         .iter()
         .filter_map(|e| e.cap_key())
         .map(|k| key_hash(&k));
-    let stub_hashes = stubs.iter().map(|s| key_hashes[s.key as usize]);
-    if within_cap_hashed(event_hashes.chain(stub_hashes), cap) {
+    counts.add(event_hashes.chain(stubs.iter().map(|s| s.hash)));
+}
+
+/// The events cap over events and stubs as one sequence in line order.
+fn cap_sequence(events: &mut Vec<Located>, stubs: &mut Vec<Stub>, keys: &[OwnedKey], cap: u64) {
+    if stubs.is_empty() {
+        let ids = super::cap::dense_ids(events.iter().map(Located::cap_key));
+        super::cap::cap_ids(events, cap, &ids);
         return;
     }
     // the merged order: Ok(event index) or Err(stub index)
@@ -220,44 +233,74 @@ pub(super) fn materialize(
             s = e;
         }
     }
-    let built: Vec<Vec<Located>> = groups
-        .par_iter()
-        .map(|g| {
-            let (ls, le) = g[0].at;
-            let mut one = ScanOutput::default();
-            candidate(
-                buf,
-                ((ls, le, g[0].line), None),
-                (0, buf.len()),
-                set,
-                &mut one,
-                fw,
-                None,
-            );
-            let mut kept = Vec::with_capacity(g.len());
-            for mut l in one.events {
-                let want = l.cap_key();
-                if let Some(st) = g
-                    .iter()
-                    .find(|s| Some(borrowed(&keys[s.key as usize])) == want)
-                {
-                    l.suppressed = st.suppressed;
-                    kept.push(l);
+    // the lines are read in batches, a piece of a batch per task, each piece with one output
+    // (so that the events of a host share its text); a batch's events go into the list before
+    // the next batch is built, so the memory of one batch serves the next
+    let piece = 1024;
+    let batch = piece * 4 * rayon::current_num_threads().max(1);
+    let mut events = std::mem::take(&mut out.events).into_iter().peekable();
+    let mut merged: Vec<Located> = Vec::with_capacity(events.len() + stubs.len());
+    for b in groups.chunks(batch) {
+        let built: Vec<Vec<Located>> = b
+            .par_chunks(piece)
+            .map(|gs| {
+                let mut one = ScanOutput::default();
+                let mut kept = Vec::with_capacity(gs.len());
+                for g in gs {
+                    rebuild(buf, set, fw, (g, &keys), &mut one, &mut kept);
                 }
+                kept
+            })
+            .collect();
+        for l in built.into_iter().flatten() {
+            while events.peek().is_some_and(|e| e.line <= l.line) {
+                merged.extend(events.next());
             }
-            debug_assert_eq!(kept.len(), g.len(), "a stub's line gave another key");
-            kept
-        })
-        .collect();
-    let events = std::mem::take(&mut out.events);
-    let mut merged = Vec::with_capacity(events.len() + stubs.len());
-    let mut rest = built.into_iter().flatten().peekable();
-    for e in events {
-        while rest.peek().is_some_and(|b| b.line < e.line) {
-            merged.extend(rest.next());
+            merged.push(l);
         }
-        merged.push(e);
     }
-    merged.extend(rest);
+    merged.extend(events);
     out.events = merged;
+}
+
+/// Reads the line of the stubs `g` (of one line) again into `one` and moves the events they
+/// stand for to `kept`.
+fn rebuild(
+    buf: &[u8],
+    set: &RecognizerSet,
+    fw: &FileWrappers,
+    (g, keys): (&[Stub], &[OwnedKey]),
+    one: &mut ScanOutput,
+    kept: &mut Vec<Located>,
+) {
+    let (ls, le) = g[0].at;
+    one.events.clear();
+    one.attachments.clear();
+    candidate(
+        buf,
+        ((ls, le, g[0].line), None),
+        (0, buf.len()),
+        set,
+        one,
+        fw,
+        None,
+    );
+    let before = kept.len();
+    for mut l in one.events.drain(..) {
+        let want = l.cap_key();
+        if let Some(st) = g
+            .iter()
+            .find(|s| Some(borrowed(&keys[s.key as usize])) == want)
+        {
+            l.suppressed = st.suppressed;
+            // counted as the stub it replaces: the same key
+            l.counted = st.counted;
+            kept.push(l);
+        }
+    }
+    debug_assert_eq!(
+        kept.len() - before,
+        g.len(),
+        "a stub's line gave another key"
+    );
 }

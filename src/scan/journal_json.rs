@@ -53,26 +53,27 @@ pub fn scan(buf: &[u8], set: &RecognizerSet, cap: u64) -> ScanOutput {
             wall: entry.wall(),
             mono_us: entry.source_mono_us,
         };
-        let mut kinds: Vec<String> = Vec::new();
-        for d in drafts {
+        let mut kinds: Vec<&str> = Vec::new();
+        for mut d in drafts {
             if d.attach_to.is_none() {
                 if kinds.contains(&d.kind) {
                     continue;
                 }
-                kinds.push(d.kind.clone());
+                kinds.push(d.kind);
             }
             let message = String::from_utf8_lossy(&raw[..raw.len().min(super::MAX_MESSAGE_BYTES)])
                 .into_owned();
             let body = crate::model::Body::cut(&message, &msg, super::MAX_MESSAGE_BYTES);
             let loc = Located {
                 line: line_no,
-                stamp: d.stamp.unwrap_or(stamp),
+                stamp: d.stamp.take().map_or(stamp, |s| *s),
                 borrowed: false,
-                host: d.host.clone().or_else(|| entry.host.clone()),
+                host: d.host.take().or_else(|| entry.host.clone()).map(Into::into),
                 message,
                 body,
                 draft: d,
                 suppressed: 0,
+                counted: false,
             };
             if loc.draft.attach_to.is_some() {
                 out.attachments.push(loc);

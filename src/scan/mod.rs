@@ -55,8 +55,9 @@ pub struct Located {
     pub stamp: LineStamp,
     /// The stamp came from a neighbouring line.
     pub borrowed: bool,
-    /// Host named by the line prefix (or the neighbour that lent the time).
-    pub host: Option<String>,
+    /// Host named by the line prefix (or the neighbour that lent the time): one text shared by
+    /// the events of a host (see [`ScanOutput::share_host`]).
+    pub host: Option<std::sync::Arc<str>>,
     /// Verbatim record.
     pub message: String,
     /// Message after the prefix: a place in `message` when it ends it (nearly always), so that
@@ -65,6 +66,8 @@ pub struct Located {
     /// Further occurrences of this event (same host, kind, code, GPU and rank) past the events
     /// cap: counted here, not kept (see [`cap_by_key`]).
     pub suppressed: u64,
+    /// Counted in the events cap's counts of the list holding it (see [`cap::Counts`]).
+    pub(crate) counted: bool,
 }
 
 /// What scanning one buffer produced.
@@ -97,4 +100,29 @@ pub struct ScanOutput {
     deferred: Vec<deferred::Stub>,
     /// Keys of the deferred events.
     keys: Vec<deferred::OwnedKey>,
+    /// The events cap's counts of the events and stubs counted so far.
+    counts: cap::Counts,
+    /// The events cap's counts of the attachments counted so far.
+    attachment_counts: cap::Counts,
+    /// The hosts met lately, each text held once (see [`ScanOutput::share_host`]).
+    hosts: Vec<std::sync::Arc<str>>,
+}
+
+impl ScanOutput {
+    /// The shared text of host `h`: the events of one host hold one copy, not one each.
+    pub(crate) fn share_host(&mut self, h: String) -> std::sync::Arc<str> {
+        const HOSTS: usize = 16;
+        if let Some(i) = self.hosts.iter().position(|k| **k == *h) {
+            let k = self.hosts[i].clone();
+            if i > 0 {
+                // the most recent first: a host's lines come together
+                self.hosts[..=i].rotate_right(1);
+            }
+            return k;
+        }
+        let k: std::sync::Arc<str> = h.into();
+        self.hosts.truncate(HOSTS - 1);
+        self.hosts.insert(0, k.clone());
+        k
+    }
 }

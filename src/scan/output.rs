@@ -1,17 +1,29 @@
 //! What scanning gives, and how outputs of consecutive text are put together.
 
+use super::cap::cap_counted;
 use super::deferred::cap_joint;
-use super::{cap_capped, ScanOutput};
+use super::ScanOutput;
 
 impl ScanOutput {
     /// Applies the events cap ([`cap_by_key`]) to the events (progress samples are never
     /// capped) and the attachments.
     pub fn cap(&mut self, cap: u64) {
-        cap_joint(&mut self.events, &mut self.deferred, &self.keys, cap);
-        cap_capped(&mut self.attachments, cap);
+        cap_joint(
+            (&mut self.events, &mut self.deferred),
+            &self.keys,
+            cap,
+            &mut self.counts,
+        );
+        cap_counted(&mut self.attachments, cap, &mut self.attachment_counts);
         if !self.deferred.is_empty() {
             self.compact_keys();
         }
+    }
+
+    /// Whether the events are known to be within the events cap `cap` (all of them counted, no
+    /// count over it, nothing deferred): capping them again would change nothing.
+    pub fn events_within_cap(&self, cap: u64) -> bool {
+        self.deferred.is_empty() && self.counts.within(cap) && self.events.iter().all(|e| e.counted)
     }
 
     /// Total occurrences past the cap, over all events.
@@ -32,6 +44,10 @@ impl ScanOutput {
         self.attachments.reserve_exact(p.attachments.len());
         self.attachments.append(&mut p.attachments);
         self.append_stubs(&mut p, base);
+        // what `p` counted is counted here now
+        self.counts.merge(std::mem::take(&mut p.counts));
+        self.attachment_counts
+            .merge(std::mem::take(&mut p.attachment_counts));
         self.boot_lines
             .extend(p.boot_lines.iter().map(|l| l + base));
         self.lines += p.lines;

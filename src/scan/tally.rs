@@ -25,6 +25,8 @@ pub(super) struct Tally {
     cap: u64,
     /// Keys, by id.
     keys: Vec<OwnedKey>,
+    /// Their hashes ([`super::cap::key_hash`]), by id.
+    hashes: Vec<u64>,
     slots: Vec<Slot>,
     index: super::FastMap<u64, Vec<u32>>,
     hasher: super::FastBuild,
@@ -34,7 +36,7 @@ pub(super) struct Tally {
 fn draft_key<'a>(d: &'a Draft, host: Option<&'a str>) -> CapKey<'a> {
     (
         d.host.as_deref().or(host),
-        &d.kind,
+        d.kind,
         d.code,
         d.gpu.as_deref(),
         d.rank,
@@ -43,7 +45,7 @@ fn draft_key<'a>(d: &'a Draft, host: Option<&'a str>) -> CapKey<'a> {
 
 /// Whether a draft is an event its line alone can rebuild: no attachment, progress sample,
 /// kernel report, segment or `nvrm` burst (`nvrm` are the ids of the `nvrm` recognizers).
-pub(super) fn plain(d: &Draft, nvrm: &[String]) -> bool {
+pub(super) fn plain(d: &Draft, nvrm: &[&'static str]) -> bool {
     d.attach_to.is_none()
         && d.kind != "progress"
         && !d.report
@@ -58,6 +60,7 @@ impl Tally {
         (cap >= 2).then(|| Tally {
             cap,
             keys: Vec::new(),
+            hashes: Vec::new(),
             slots: Vec::new(),
             index: super::FastMap::default(),
             hasher: super::FastBuild::default(),
@@ -67,6 +70,11 @@ impl Tally {
     /// The keys, by id.
     pub(super) fn keys(&self) -> &[OwnedKey] {
         &self.keys
+    }
+
+    /// The hash of key `id` (the one the events cap counts it by).
+    pub(super) fn hash_of(&self, id: u32) -> u64 {
+        self.hashes[id as usize]
     }
 
     /// The id of `key`, if it has one.
@@ -85,13 +93,14 @@ impl Tally {
             return id;
         }
         let id = self.keys.len() as u32;
+        let h = self.hasher.hash_one(key);
         self.keys.push(owned(key));
+        self.hashes.push(h);
         self.slots.push(Slot {
             seen: 0,
             counted: 0,
             tail: (0, 0, 0),
         });
-        let h = self.hasher.hash_one(key);
         self.index.entry(h).or_default().push(id);
         id
     }
@@ -102,7 +111,7 @@ impl Tally {
         &mut self,
         drafts: &[Draft],
         host: Option<&str>,
-        nvrm: &[String],
+        nvrm: &[&'static str],
     ) -> Option<Vec<u32>> {
         if !all_plain(drafts, nvrm) {
             return None;
@@ -117,7 +126,7 @@ impl Tally {
         &self,
         drafts: &[Draft],
         host: Option<&str>,
-        nvrm: &[String],
+        nvrm: &[&'static str],
     ) -> Option<Vec<u32>> {
         if !all_plain(drafts, nvrm) {
             return None;
@@ -137,7 +146,7 @@ impl Tally {
         drafts: &[Draft],
         host: Option<&str>,
         simple: bool,
-        nvrm: &[String],
+        nvrm: &[&'static str],
         at: (usize, usize, u64),
     ) -> bool {
         let ids: Vec<u32> = drafts
@@ -189,7 +198,9 @@ impl Tally {
                     at: (s.tail.0, s.tail.1),
                     line: s.tail.2,
                     key: id as u32,
+                    hash: self.hashes[id],
                     suppressed: s.counted - 1,
+                    counted: false,
                 });
             }
         }
@@ -201,7 +212,7 @@ impl Tally {
 }
 
 /// A record of drafts the memo may keep: at least one, every one [`plain`].
-fn all_plain(drafts: &[Draft], nvrm: &[String]) -> bool {
+fn all_plain(drafts: &[Draft], nvrm: &[&'static str]) -> bool {
     !drafts.is_empty() && drafts.iter().all(|d| plain(d, nvrm))
 }
 
