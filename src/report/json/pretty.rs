@@ -14,7 +14,7 @@ struct Pretty {
 }
 
 /// Writes the indentation of `level` (two spaces each) in one piece.
-fn indent<W: ?Sized + Write>(w: &mut W, level: usize) -> io::Result<()> {
+pub(super) fn indent<W: ?Sized + Write>(w: &mut W, level: usize) -> io::Result<()> {
     const SPACES: &[u8; 64] = &[b' '; 64];
     let mut n = 2 * level;
     while n > 0 {
@@ -99,6 +99,71 @@ pub(super) fn serializer<W: Write>(w: W, level: usize) -> serde_json::Serializer
         has_value: false,
     };
     serde_json::Serializer::with_formatter(w, formatter)
+}
+
+/// Writes `s` as a JSON string, escaped as serde_json escapes it: `"` and `\\` with a
+/// backslash, the control characters below U+0020 as `\b`, `\t`, `\n`, `\f`, `\r` or `\u00xx`
+/// (lower-case hex), everything else as it is. Eight bytes at a time while none needs escaping
+/// (the common case: log lines are printable).
+pub(super) fn string(out: &mut Vec<u8>, s: &str) {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    /// A byte of `x` is zero (exact as a test of the whole word).
+    fn zero_in(x: u64) -> bool {
+        x.wrapping_sub(ONES) & !x & HIGHS != 0
+    }
+    /// A byte of `x` needs escaping: below 0x20, or `"`, or `\\`.
+    fn escape_in(x: u64) -> bool {
+        x.wrapping_sub(ONES * 0x20) & !x & HIGHS != 0
+            || zero_in(x ^ (ONES * u64::from(b'"')))
+            || zero_in(x ^ (ONES * u64::from(b'\\')))
+    }
+    let b = s.as_bytes();
+    out.reserve(b.len() + 2);
+    out.push(b'"');
+    let (mut run, mut i) = (0, 0);
+    while i < b.len() {
+        if let Some(word) = b.get(i..i + 8) {
+            let x = u64::from_le_bytes(word.try_into().unwrap_or_default());
+            if !escape_in(x) {
+                i += 8;
+                continue;
+            }
+        }
+        let c = b[i];
+        let short = match c {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            0x08 => b'b',
+            0x09 => b't',
+            0x0a => b'n',
+            0x0c => b'f',
+            0x0d => b'r',
+            0..=0x1f => b'u',
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        out.extend_from_slice(&b[run..i]);
+        if short == b'u' {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(c >> 4)],
+                HEX[usize::from(c & 0xf)],
+            ]);
+        } else {
+            out.extend_from_slice(&[b'\\', short]);
+        }
+        i += 1;
+        run = i;
+    }
+    out.extend_from_slice(&b[run..]);
+    out.push(b'"');
 }
 
 /// A JSON object at level 0 (a document), written field by field.
@@ -275,6 +340,38 @@ mod tests {
                 String::from_utf8(want).unwrap(),
                 "{n} items"
             );
+        }
+    }
+
+    #[test]
+    fn strings_escape_as_serde_json() {
+        let mut samples: Vec<String> = (0u32..0x80)
+            .filter_map(char::from_u32)
+            .map(|c| format!("{c}"))
+            .collect();
+        samples.extend(
+            [
+                "",
+                "plain ascii text of some length, no escapes at all here",
+                "tab\tin the middle of a long line\\with a backslash and \"quotes\"",
+                "\u{7f}\u{80}\u{9f}é中文\u{2028}\u{1f600} and \u{0}\u{1}\u{1f}",
+                "0123456\n",
+                "01234567\n",
+                "012345678\r",
+                "\u{1b}[31mred\u{1b}[0m",
+            ]
+            .map(String::from),
+        );
+        for s in &samples {
+            for cut in 0..s.len().min(9) {
+                let t = format!("{}{s}", &"xxxxxxxx"[..cut]);
+                let mut out = Vec::new();
+                string(&mut out, &t);
+                assert_eq!(
+                    String::from_utf8(out).unwrap(),
+                    serde_json::to_string(&t).unwrap()
+                );
+            }
         }
     }
 

@@ -2,7 +2,7 @@
 //! analysis whose events are turned into their JSON form as they are written (in parallel
 //! batches, [`pretty::array`]).
 
-use super::view::{serialize_event, Titles};
+use super::view::{write_event, write_event_json, Titles};
 use super::{build_rest, pretty, Report};
 use crate::catalog::Catalog;
 use crate::Analysis;
@@ -91,11 +91,13 @@ pub fn write_taking(
     catalog: &Catalog,
     w: &mut dyn Write,
 ) -> std::io::Result<()> {
+    let t0 = std::time::Instant::now();
     let rest = build_rest(a);
+    let _t = Timer(t0);
     write_report(&rest, w, |w| {
         pretty::array(w, 1, &a.events, Titles::default, |buf, e, titles| {
-            serialize_event(e, catalog, titles, &mut pretty::serializer(buf, 2))
-                .map_err(std::io::Error::other)
+            write_event(buf, 2, e, catalog, titles);
+            Ok(())
         })
     })
 }
@@ -104,7 +106,10 @@ pub fn write_taking(
 /// into `w`, batches of events serialized in parallel.
 pub fn write(r: &Report, w: &mut dyn Write) -> std::io::Result<()> {
     write_report(r, w, |w| {
-        pretty::array(w, 1, &r.events, || (), |buf, e, _| pretty::value(buf, 2, e))
+        pretty::array(w, 1, &r.events, || (), |buf, e, _| {
+            write_event_json(buf, 2, e);
+            Ok(())
+        })
     })
 }
 
@@ -115,5 +120,12 @@ pub fn to_string(r: &Report) -> String {
         Ok(Ok(s)) => s,
         Ok(Err(e)) => format!("{{\"error\":\"{e}\"}}\n"),
         Err(e) => format!("{{\"error\":\"{e}\"}}\n"),
+    }
+}
+
+struct Timer(std::time::Instant);
+impl Drop for Timer {
+    fn drop(&mut self) {
+        eprintln!("TIMING write_taking {:?}", self.0.elapsed());
     }
 }
