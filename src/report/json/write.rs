@@ -5,6 +5,7 @@
 use super::view::{write_event, write_event_json, Titles};
 use super::{build_rest, pretty, Report};
 use crate::catalog::Catalog;
+use crate::timeline::Event;
 use crate::Analysis;
 use serde::Serialize;
 use std::io::Write;
@@ -15,7 +16,11 @@ impl Serialize for Report {
         struct Struct<T>(T);
         impl<T: SerializeStruct> Fields for Struct<T> {
             type Error = T::Error;
-            fn field<V: ?Sized + Serialize>(&mut self, name: &'static str, v: &V) -> Result<(), T::Error> {
+            fn field<V: ?Sized + Serialize>(
+                &mut self,
+                name: &'static str,
+                v: &V,
+            ) -> Result<(), T::Error> {
                 self.0.serialize_field(name, v)
             }
         }
@@ -28,7 +33,11 @@ impl Serialize for Report {
 /// Where the report's fields go: a serde struct, or the pieces of [`pretty`].
 trait Fields {
     type Error;
-    fn field<V: ?Sized + Serialize>(&mut self, name: &'static str, v: &V) -> Result<(), Self::Error>;
+    fn field<V: ?Sized + Serialize>(
+        &mut self,
+        name: &'static str,
+        v: &V,
+    ) -> Result<(), Self::Error>;
 }
 
 /// The one list of the report's fields, in order, `events` writing the event list in its place
@@ -86,30 +95,54 @@ fn write_report(
 /// second time, and nothing is copied per event), batches of events in parallel. The analysis
 /// is left as it was; it is taken mutably for the callers of the former version, which moved
 /// the events' texts out.
-pub fn write_taking(
-    a: &mut Analysis,
-    catalog: &Catalog,
-    w: &mut dyn Write,
-) -> std::io::Result<()> {
-    let t0 = std::time::Instant::now();
+pub fn write_taking(a: &mut Analysis, catalog: &Catalog, w: &mut dyn Write) -> std::io::Result<()> {
     let rest = build_rest(a);
-    let _t = Timer(t0);
     write_report(&rest, w, |w| {
-        pretty::array(w, 1, &a.events, Titles::default, |buf, e, titles| {
-            write_event(buf, 2, e, catalog, titles);
-            Ok(())
-        })
+        pretty::array(
+            w,
+            1,
+            &a.events,
+            Titles::default,
+            warm_event,
+            |buf, e, titles| {
+                write_event(buf, 2, e, catalog, titles);
+                Ok(())
+            },
+        )
     })
+}
+
+/// Fetches the texts of `e` into the caches ahead of writing it: the events' texts lie apart
+/// on the heap, and waiting for each in turn would cost more than writing them.
+fn warm_event(e: &Event) {
+    for s in [&e.id, &e.source.path, &e.kind, &e.message] {
+        pretty::prefetch(s.as_ptr());
+    }
+    for s in [&e.host, &e.gpu].into_iter().flatten() {
+        pretty::prefetch(s.as_ptr());
+    }
+    // (this one reads where the details' text is: the last, so that the fetches above are
+    // under way while it waits)
+    if let Some(k) = e.attrs.keys().next() {
+        pretty::prefetch(k.as_ptr());
+    }
 }
 
 /// Writes the report as pretty JSON with a final newline (the bytes of [`to_string`]), streamed
 /// into `w`, batches of events serialized in parallel.
 pub fn write(r: &Report, w: &mut dyn Write) -> std::io::Result<()> {
     write_report(r, w, |w| {
-        pretty::array(w, 1, &r.events, || (), |buf, e, _| {
-            write_event_json(buf, 2, e);
-            Ok(())
-        })
+        pretty::array(
+            w,
+            1,
+            &r.events,
+            || (),
+            |_| (),
+            |buf, e, _| {
+                write_event_json(buf, 2, e);
+                Ok(())
+            },
+        )
     })
 }
 
@@ -120,12 +153,5 @@ pub fn to_string(r: &Report) -> String {
         Ok(Ok(s)) => s,
         Ok(Err(e)) => format!("{{\"error\":\"{e}\"}}\n"),
         Err(e) => format!("{{\"error\":\"{e}\"}}\n"),
-    }
-}
-
-struct Timer(std::time::Instant);
-impl Drop for Timer {
-    fn drop(&mut self) {
-        eprintln!("TIMING write_taking {:?}", self.0.elapsed());
     }
 }
