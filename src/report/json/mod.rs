@@ -10,6 +10,7 @@ use serde::Serialize;
 
 mod accounting;
 mod inventory;
+mod pretty;
 mod view;
 mod write;
 

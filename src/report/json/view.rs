@@ -1,51 +1,187 @@
-//! An event's JSON form borrowed from the event: the fields of [`super::EventJson`], in its
-//! order and with its names, so that it serializes to the same bytes; nothing of the event is
-//! copied, and its time is formatted on the stack.
+//! An event's JSON form borrowed from the event (or from its [`super::EventJson`]): the fields
+//! of [`super::EventJson`], in its order and with its names, written by hand as serde_json's
+//! pretty printer writes that struct, so that it gives the same bytes; nothing of the event is
+//! copied, its time is formatted on the stack and its strings are escaped a word at a time
+//! ([`pretty::string`]).
 
+use super::pretty::{self, indent};
+use super::{EventJson, SourceJson};
 use crate::catalog::Catalog;
 use crate::model::{Attrs, SourceRef};
 use crate::scan::FastMap;
 use crate::timeline::Event;
-use serde::{Serialize, Serializer};
+
+/// A place an event was seen: a [`SourceRef`] or a [`SourceJson`].
+pub(super) trait Place {
+    fn path(&self) -> &str;
+    fn line(&self) -> u64;
+}
+
+impl Place for SourceRef {
+    fn path(&self) -> &str {
+        &self.path
+    }
+    fn line(&self) -> u64 {
+        self.line
+    }
+}
+
+impl Place for SourceJson {
+    fn path(&self) -> &str {
+        &self.path
+    }
+    fn line(&self) -> u64 {
+        self.line
+    }
+}
 
 /// One event as [`super::EventJson`] writes it, borrowed.
-#[derive(Serialize)]
-pub(super) struct EventView<'a> {
+struct EventView<'a, P> {
     id: &'a str,
-    time: Option<IsoTime>,
+    time: Option<&'a str>,
     time_quality: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
     host: Option<&'a str>,
-    source: &'a SourceRef,
+    source: &'a P,
     kind: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
     code: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     gpu: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     gpu_uuid: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     rank: Option<i64>,
     layer: &'static str,
     severity: &'static str,
     title: &'a str,
     message: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
     uptime_s: Option<f64>,
-    #[serde(skip_serializing_if = "no_details")]
     details: &'a Attrs,
-    #[serde(skip_serializing_if = "<[SourceRef]>::is_empty")]
-    also_seen: &'a [SourceRef],
-    #[serde(skip_serializing_if = "is_zero")]
+    also_seen: &'a [P],
     suppressed: u64,
 }
 
-fn no_details(a: &&Attrs) -> bool {
-    a.is_empty()
+/// The fields of one JSON object being written at a level (its keys one level deeper).
+struct Fields<'b> {
+    out: &'b mut Vec<u8>,
+    level: usize,
+    first: bool,
 }
 
-fn is_zero(n: &u64) -> bool {
-    *n == 0
+impl<'b> Fields<'b> {
+    /// Opens an object whose first line is already indented to `level`.
+    fn begin(out: &'b mut Vec<u8>, level: usize) -> Self {
+        out.push(b'{');
+        Fields {
+            out,
+            level,
+            first: true,
+        }
+    }
+
+    /// Starts the next field: its separator and indentation.
+    fn next(&mut self) -> &mut Vec<u8> {
+        self.out
+            .extend_from_slice(if self.first { b"\n" } else { b",\n" });
+        self.first = false;
+        let _ = indent(self.out, self.level + 1);
+        self.out
+    }
+
+    /// Writes the key of the next field (a plain name).
+    fn key(&mut self, name: &str) -> &mut Vec<u8> {
+        self.next();
+        self.out.push(b'"');
+        self.out.extend_from_slice(name.as_bytes());
+        self.out.extend_from_slice(b"\": ");
+        self.out
+    }
+
+    fn str(&mut self, name: &str, v: &str) {
+        pretty::string(self.key(name), v);
+    }
+
+    fn opt_str(&mut self, name: &str, v: Option<&str>) {
+        if let Some(v) = v {
+            self.str(name, v);
+        }
+    }
+
+    /// A number, as serde_json writes it (`null` for a float that is not finite).
+    fn num(&mut self, name: &str, v: impl serde::Serialize) {
+        let out = self.key(name);
+        let _ = serde_json::to_writer(out, &v);
+    }
+
+    /// Closes the object.
+    fn end(self) {
+        if !self.first {
+            self.out.push(b'\n');
+            let _ = indent(self.out, self.level);
+        }
+        self.out.push(b'}');
+    }
+}
+
+impl<P: Place> EventView<'_, P> {
+    /// Writes the event at `level` (its first line already indented).
+    fn write(&self, out: &mut Vec<u8>, level: usize) {
+        let mut f = Fields::begin(out, level);
+        f.str("id", self.id);
+        match self.time {
+            Some(t) => f.str("time", t),
+            None => f.key("time").extend_from_slice(b"null"),
+        }
+        f.str("time_quality", self.time_quality);
+        f.opt_str("host", self.host);
+        place(f.key("source"), self.source, level + 1);
+        f.str("kind", self.kind);
+        if let Some(c) = self.code {
+            f.num("code", c);
+        }
+        f.opt_str("gpu", self.gpu);
+        f.opt_str("gpu_uuid", self.gpu_uuid);
+        if let Some(r) = self.rank {
+            f.num("rank", r);
+        }
+        f.str("layer", self.layer);
+        f.str("severity", self.severity);
+        f.str("title", self.title);
+        f.str("message", self.message);
+        if let Some(u) = self.uptime_s {
+            f.num("uptime_s", u);
+        }
+        if !self.details.is_empty() {
+            let mut d = Fields::begin(f.key("details"), level + 1);
+            for (k, v) in self.details.iter() {
+                let out = d.next();
+                pretty::string(out, k);
+                out.extend_from_slice(b": ");
+                pretty::string(out, v);
+            }
+            d.end();
+        }
+        if !self.also_seen.is_empty() {
+            let out = f.key("also_seen");
+            out.push(b'[');
+            for (i, p) in self.also_seen.iter().enumerate() {
+                out.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
+                let _ = indent(out, level + 2);
+                place(out, p, level + 2);
+            }
+            out.push(b'\n');
+            let _ = indent(out, level + 1);
+            out.push(b']');
+        }
+        if self.suppressed != 0 {
+            f.num("suppressed", self.suppressed);
+        }
+        f.end();
+    }
+}
+
+/// Writes a place (`path`, `line`) at `level`.
+fn place(out: &mut Vec<u8>, p: &impl Place, level: usize) {
+    let mut f = Fields::begin(out, level);
+    f.str("path", p.path());
+    f.num("line", p.line());
+    f.end();
 }
 
 /// Titles by kind and code, each made once from the catalog for a whole report.
@@ -63,16 +199,30 @@ impl<'a> Titles<'a> {
     }
 }
 
-/// Serializes the JSON form of `e` into `s` (the bytes [`super::event_json`] gives).
-pub(super) fn serialize_event<'a, S: Serializer>(
+/// Writes the JSON form of `e` at `level` (the bytes serde_json's pretty printer writes for
+/// [`super::event_json`] of it there).
+pub(super) fn write_event<'a>(
+    out: &mut Vec<u8>,
+    level: usize,
     e: &'a Event,
     catalog: &Catalog,
     titles: &mut Titles<'a>,
-    s: S,
-) -> Result<S::Ok, S::Error> {
+) {
+    let mut buf = [0u8; 27];
+    let long: String;
+    let time = match e.time_us {
+        None => None,
+        Some(us) => match iso_on_stack(us, &mut buf) {
+            Some(t) => Some(t),
+            None => {
+                long = super::iso_us(us);
+                Some(long.as_str())
+            }
+        },
+    };
     EventView {
         id: &e.id,
-        time: e.time_us.map(IsoTime),
+        time,
         time_quality: e.quality.as_str(),
         host: e.host.as_deref(),
         source: &e.source,
@@ -90,20 +240,32 @@ pub(super) fn serialize_event<'a, S: Serializer>(
         also_seen: &e.also_seen,
         suppressed: e.suppressed,
     }
-    .serialize(s)
+    .write(out, level);
 }
 
-/// A UTC microsecond time, written as [`super::super::iso_us`] writes it.
-struct IsoTime(i64);
-
-impl Serialize for IsoTime {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut buf = [0u8; 27];
-        match iso_on_stack(self.0, &mut buf) {
-            Some(t) => s.serialize_str(t),
-            None => s.serialize_str(&super::iso_us(self.0)),
-        }
+/// Writes `e` at `level`: the bytes serde_json's pretty printer writes for it there.
+pub(super) fn write_event_json(out: &mut Vec<u8>, level: usize, e: &EventJson) {
+    EventView {
+        id: &e.id,
+        time: e.time.as_deref(),
+        time_quality: e.time_quality,
+        host: e.host.as_deref(),
+        source: &e.source,
+        kind: &e.kind,
+        code: e.code,
+        gpu: e.gpu.as_deref(),
+        gpu_uuid: e.gpu_uuid.as_deref(),
+        rank: e.rank,
+        layer: e.layer,
+        severity: e.severity,
+        title: &e.title,
+        message: &e.message,
+        uptime_s: e.uptime_s,
+        details: &e.details,
+        also_seen: &e.also_seen,
+        suppressed: e.suppressed,
     }
+    .write(out, level);
 }
 
 /// `YYYY-MM-DDTHH:MM:SS.ffffffZ` of `us` in `buf`, for years 0 to 9999 (`None` for others:
