@@ -87,170 +87,271 @@ fn number(v: &str) -> Option<f64> {
 
 /// Parses a dump.
 pub fn parse(text: &str) -> SmiDump {
-    let mut d = SmiDump::default();
-    let mut stack: Vec<(usize, String)> = Vec::new();
-    let mut gpu: Option<usize> = None;
-    let mut pending: Pending = BTreeMap::new();
-    let mut link: Numbers = BTreeMap::new();
+    let mut w = Walker::default();
     for (i, raw) in text.lines().enumerate() {
-        let line = raw.trim_end_matches('\r');
-        if line.trim().is_empty() {
-            continue;
+        w.line(i, raw.trim_end_matches('\r'));
+    }
+    finish(&mut w.dump, w.pending, &w.link);
+    w.dump
+}
+
+/// The state of a walk over a dump's lines.
+#[derive(Default)]
+struct Walker {
+    dump: SmiDump,
+    /// The sections the line is in: (indent, name), outermost first.
+    stack: Vec<(usize, String)>,
+    /// The GPU whose block the line is in.
+    gpu: Option<usize>,
+    pending: Pending,
+    link: Numbers,
+}
+
+/// One `key : value` field with the sections it is in.
+struct Field<'a> {
+    /// 0-based line.
+    line: usize,
+    key: &'a str,
+    value: &'a str,
+    /// The section names, outermost first.
+    path: &'a [&'a str],
+    /// The dotted path with the key (`ECC Errors.Volatile.DRAM Correctable`).
+    full: &'a str,
+}
+
+impl Field<'_> {
+    /// The innermost section ("" at the top).
+    fn parent(&self) -> &str {
+        self.path.last().copied().unwrap_or("")
+    }
+
+    /// True when the field is inside a section named `name` (any case).
+    fn within(&self, name: &str) -> bool {
+        self.path.iter().any(|p| p.eq_ignore_ascii_case(name))
+    }
+
+    fn count(&self) -> f64 {
+        number(self.value).unwrap_or(0.0)
+    }
+}
+
+impl Walker {
+    fn line(&mut self, i: usize, line: &str) {
+        let t = line.trim();
+        if t.is_empty() {
+            return;
         }
         let indent = line.len() - line.trim_start().len();
-        let t = line.trim();
-        if let Some(rest) = t.strip_prefix("GPU ") {
-            if indent == 0 {
-                if let Some(b) = normalize_bdf(rest.trim()) {
-                    d.gpus.push(SmiGpu {
-                        bus_id: Some(b),
-                        ..SmiGpu::default()
-                    });
-                    gpu = Some(d.gpus.len() - 1);
-                    stack.clear();
-                    d.recognized += 1;
-                    continue;
-                }
-            }
+        if indent == 0 && self.gpu_header(t) {
+            return;
         }
         let (key, value) = match t
             .split_once(" : ")
             .or_else(|| t.strip_suffix(" :").map(|k| (k, "")))
         {
-            Some((k, v)) => (k.trim().to_string(), Some(v.trim().to_string())),
-            None => (t.to_string(), None),
+            Some((k, v)) => (k.trim(), Some(v.trim())),
+            None => (t, None),
         };
-        while stack.last().is_some_and(|(ind, _)| *ind >= indent) {
-            stack.pop();
+        while self.stack.last().is_some_and(|(ind, _)| *ind >= indent) {
+            self.stack.pop();
         }
-        let path: Vec<&str> = stack.iter().map(|(_, k)| k.as_str()).collect();
         let Some(value) = value else {
-            stack.push((indent, key));
-            d.recognized += (t.chars().next().is_some_and(|c| c.is_ascii_alphabetic())) as u64;
-            continue;
+            self.stack.push((indent, key.to_string()));
+            self.dump.recognized +=
+                (t.chars().next().is_some_and(|c| c.is_ascii_alphabetic())) as u64;
+            return;
         };
-        d.recognized += 1;
-        let parent = path.last().copied().unwrap_or("");
+        self.dump.recognized += 1;
+        let stack = std::mem::take(&mut self.stack);
+        let path: Vec<&str> = stack.iter().map(|(_, k)| k.as_str()).collect();
         let full = if path.is_empty() {
-            key.clone()
+            key.to_string()
         } else {
             format!("{}.{}", path.join("."), key)
         };
-        match (indent, key.as_str()) {
-            (0, "Timestamp") => {
-                if let Some((ws, _)) = super::time::ctime_datetime(value.as_bytes()) {
-                    d.stamp.wall = Some(ws);
+        let f = Field {
+            line: i,
+            key,
+            value,
+            path: &path,
+            full: &full,
+        };
+        if indent == 0 {
+            self.header(&f);
+        }
+        self.describe_gpu(&f);
+        self.judge(&f);
+        drop(path);
+        self.stack = stack;
+    }
+
+    /// A `GPU 00000000:3B:00.0` line opens a GPU's block.
+    fn gpu_header(&mut self, t: &str) -> bool {
+        let Some(b) = t.strip_prefix("GPU ").and_then(|r| normalize_bdf(r.trim())) else {
+            return false;
+        };
+        self.dump.gpus.push(SmiGpu {
+            bus_id: Some(b),
+            ..SmiGpu::default()
+        });
+        self.gpu = Some(self.dump.gpus.len() - 1);
+        self.stack.clear();
+        self.dump.recognized += 1;
+        true
+    }
+
+    /// The dump's own header fields.
+    fn header(&mut self, f: &Field) {
+        match f.key {
+            "Timestamp" => {
+                if let Some((ws, _)) = super::time::ctime_datetime(f.value.as_bytes()) {
+                    self.dump.stamp.wall = Some(ws);
                 }
             }
-            (0, "Driver Version") => d.driver = Some(value.clone()),
-            (0, "CUDA Version") => d.cuda = Some(value.clone()),
+            "Driver Version" => self.dump.driver = Some(f.value.to_string()),
+            "CUDA Version" => self.dump.cuda = Some(f.value.to_string()),
             _ => {}
         }
-        if let Some(g) = gpu {
-            d.gpus[g].fields.insert(full.clone(), value.clone());
-            if key == "Bus Id" && d.gpus[g].bus_id.is_none() {
-                d.gpus[g].bus_id = normalize_bdf(&value);
+    }
+
+    /// Every field of a GPU's block is kept by its dotted path.
+    fn describe_gpu(&mut self, f: &Field) {
+        if let Some(g) = self.gpu {
+            let gpu = &mut self.dump.gpus[g];
+            gpu.fields.insert(f.full.to_string(), f.value.to_string());
+            if f.key == "Bus Id" && gpu.bus_id.is_none() {
+                gpu.bus_id = normalize_bdf(f.value);
             }
         }
-        let in_path = |name: &str| path.iter().any(|p| p.eq_ignore_ascii_case(name));
-        let active = value == "Active";
-        let yes = value == "Yes";
-        let count = number(&value).unwrap_or(0.0);
-        let mut ev = |kind: &'static str, sev: Severity, reason: &str| {
-            let e = pending.entry((gpu, kind)).or_insert_with(|| SmiEvent {
-                line: i,
+    }
+
+    /// Notes an event of `kind` for the current GPU (one per GPU and kind: the reasons add up,
+    /// the worst severity and its line win).
+    fn note(&mut self, line: usize, kind: &'static str, sev: Severity, reason: &str) {
+        let e = self
+            .pending
+            .entry((self.gpu, kind))
+            .or_insert_with(|| SmiEvent {
+                line,
                 kind,
                 severity: sev,
                 gpu: None,
                 attrs: BTreeMap::new(),
             });
-            if sev > e.severity {
-                e.severity = sev;
-                e.line = i;
-            }
-            let r = e.attrs.entry("reason".into()).or_default();
-            if !r.is_empty() {
-                r.push_str("; ");
-            }
-            r.push_str(reason);
-        };
-        if in_path("Clocks Throttle Reasons")
-            || in_path("Clocks Event Reasons")
-            || in_path("Clocks Reasons")
+        if sev > e.severity {
+            e.severity = sev;
+            e.line = line;
+        }
+        let r = e.attrs.entry("reason".into()).or_default();
+        if !r.is_empty() {
+            r.push_str("; ");
+        }
+        r.push_str(reason);
+    }
+
+    /// The fault state a field shows, by the section it is in.
+    fn judge(&mut self, f: &Field) {
+        if f.within("Clocks Throttle Reasons")
+            || f.within("Clocks Event Reasons")
+            || f.within("Clocks Reasons")
         {
-            match key.as_str() {
-                "HW Thermal Slowdown" | "SW Thermal Slowdown" if active => {
-                    ev("gpu_thermal", Severity::Error, &format!("{key}: Active"))
-                }
-                "HW Power Brake Slowdown" if active => {
-                    ev("gpu_power", Severity::Error, &format!("{key}: Active"))
-                }
-                "SW Power Cap" if active => ev("gpu_power", Severity::Info, "SW Power Cap: Active"),
-                _ => {}
-            }
-        } else if in_path("ECC Errors") {
-            let k = key.to_ascii_lowercase();
-            let uncorrectable = k.contains("uncorrectable") || in_path("Double Bit");
-            let correctable = !uncorrectable
-                && (k.contains("correctable") || in_path("Single Bit"))
-                && (k.contains("total") || k.contains("correctable"));
-            if count > 0.0 && !k.contains("threshold") {
-                if uncorrectable {
-                    ev("ecc_dbe", Severity::Critical, &format!("{full}: {value}"));
-                } else if correctable {
-                    ev("ecc_sbe", Severity::Warning, &format!("{full}: {value}"));
-                }
-            }
-            if k.contains("threshold exceeded") && yes {
-                ev("ecc_dbe", Severity::Error, &format!("{full}: Yes"));
-            }
-        } else if parent == "Retired Pages" || in_path("Retired Pages") {
-            if key.starts_with("Double Bit") && count > 0.0 {
-                ev("retired_page", Severity::Error, &format!("{full}: {value}"));
-            } else if key.starts_with("Pending") && yes {
-                ev("retired_page", Severity::Warning, &format!("{full}: Yes"));
-            } else if key.starts_with("Single Bit") && count > 0.0 {
-                ev("retired_page", Severity::Info, &format!("{full}: {value}"));
-            }
-        } else if parent == "Remapped Rows" {
-            match key.as_str() {
-                "Remapping Failure Occurred" if yes => ev(
-                    "row_remap",
-                    Severity::Critical,
-                    "Remapping Failure Occurred: Yes",
-                ),
-                "Pending" if yes => ev(
-                    "row_remap",
-                    Severity::Warning,
-                    "Pending: Yes (reset the GPU to activate)",
-                ),
-                "Uncorrectable Error" if count > 0.0 => ev(
-                    "row_remap",
-                    Severity::Error,
-                    &format!("Uncorrectable Error: {value}"),
-                ),
-                _ => {}
-            }
-        } else if parent == "Link Width" && in_path("GPU Link Info") {
-            if let Some(n) = number(&value) {
-                if key == "Max" {
-                    link.insert((gpu, "max"), (i, n));
-                } else if key == "Current" {
-                    link.insert((gpu, "cur"), (i, n));
-                }
-            }
-        } else if parent == "Temperature" && key == "GPU Current Temp" {
-            if let Some(n) = number(&value) {
-                link.insert((gpu, "temp"), (i, n));
-            }
-        } else if parent == "Temperature" && key == "GPU Slowdown Temp" {
-            if let Some(n) = number(&value) {
-                link.insert((gpu, "slowdown"), (i, n));
-            }
+            self.slowdown(f);
+        } else if f.within("ECC Errors") {
+            self.ecc(f);
+        } else if f.parent() == "Retired Pages" || f.within("Retired Pages") {
+            self.retired(f);
+        } else if f.parent() == "Remapped Rows" {
+            self.remapped(f);
+        } else {
+            self.numbers(f);
         }
     }
-    finish(&mut d, pending, &link);
-    d
+
+    fn slowdown(&mut self, f: &Field) {
+        if f.value != "Active" {
+            return;
+        }
+        match f.key {
+            "HW Thermal Slowdown" | "SW Thermal Slowdown" => {
+                let reason = format!("{}: Active", f.key);
+                self.note(f.line, "gpu_thermal", Severity::Error, &reason)
+            }
+            "HW Power Brake Slowdown" => {
+                let reason = format!("{}: Active", f.key);
+                self.note(f.line, "gpu_power", Severity::Error, &reason)
+            }
+            "SW Power Cap" => {
+                self.note(f.line, "gpu_power", Severity::Info, "SW Power Cap: Active")
+            }
+            _ => {}
+        }
+    }
+
+    fn ecc(&mut self, f: &Field) {
+        let k = f.key.to_ascii_lowercase();
+        let uncorrectable = k.contains("uncorrectable") || f.within("Double Bit");
+        let correctable = !uncorrectable
+            && (k.contains("correctable") || f.within("Single Bit"))
+            && (k.contains("total") || k.contains("correctable"));
+        if f.count() > 0.0 && !k.contains("threshold") {
+            let reason = format!("{}: {}", f.full, f.value);
+            if uncorrectable {
+                self.note(f.line, "ecc_dbe", Severity::Critical, &reason);
+            } else if correctable {
+                self.note(f.line, "ecc_sbe", Severity::Warning, &reason);
+            }
+        }
+        if k.contains("threshold exceeded") && f.value == "Yes" {
+            let reason = format!("{}: Yes", f.full);
+            self.note(f.line, "ecc_dbe", Severity::Error, &reason);
+        }
+    }
+
+    fn retired(&mut self, f: &Field) {
+        let (sev, reason) = if f.key.starts_with("Double Bit") && f.count() > 0.0 {
+            (Severity::Error, format!("{}: {}", f.full, f.value))
+        } else if f.key.starts_with("Pending") && f.value == "Yes" {
+            (Severity::Warning, format!("{}: Yes", f.full))
+        } else if f.key.starts_with("Single Bit") && f.count() > 0.0 {
+            (Severity::Info, format!("{}: {}", f.full, f.value))
+        } else {
+            return;
+        };
+        self.note(f.line, "retired_page", sev, &reason);
+    }
+
+    fn remapped(&mut self, f: &Field) {
+        let yes = f.value == "Yes";
+        let (sev, reason) = match f.key {
+            "Remapping Failure Occurred" if yes => (
+                Severity::Critical,
+                "Remapping Failure Occurred: Yes".to_string(),
+            ),
+            "Pending" if yes => (
+                Severity::Warning,
+                "Pending: Yes (reset the GPU to activate)".to_string(),
+            ),
+            "Uncorrectable Error" if f.count() > 0.0 => {
+                (Severity::Error, format!("Uncorrectable Error: {}", f.value))
+            }
+            _ => return,
+        };
+        self.note(f.line, "row_remap", sev, &reason);
+    }
+
+    /// Numbers checked across fields in [`finish`]: link widths and temperatures.
+    fn numbers(&mut self, f: &Field) {
+        let name = match (f.parent(), f.key) {
+            ("Link Width", "Max") if f.within("GPU Link Info") => "max",
+            ("Link Width", "Current") if f.within("GPU Link Info") => "cur",
+            ("Temperature", "GPU Current Temp") => "temp",
+            ("Temperature", "GPU Slowdown Temp") => "slowdown",
+            _ => return,
+        };
+        if let Some(n) = number(f.value) {
+            self.link.insert((self.gpu, name), (f.line, n));
+        }
+    }
 }
 
 /// Events pending per (GPU, kind) while a dump is read.
