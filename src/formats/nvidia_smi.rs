@@ -225,28 +225,9 @@ impl Walker {
         }
     }
 
-    /// Notes an event of `kind` for the current GPU (one per GPU and kind: the reasons add up,
-    /// the worst severity and its line win).
+    /// Notes an event of `kind` for the current GPU (see [`note`]).
     fn note(&mut self, line: usize, kind: &'static str, sev: Severity, reason: &str) {
-        let e = self
-            .pending
-            .entry((self.gpu, kind))
-            .or_insert_with(|| SmiEvent {
-                line,
-                kind,
-                severity: sev,
-                gpu: None,
-                attrs: BTreeMap::new(),
-            });
-        if sev > e.severity {
-            e.severity = sev;
-            e.line = line;
-        }
-        let r = e.attrs.entry("reason".into()).or_default();
-        if !r.is_empty() {
-            r.push_str("; ");
-        }
-        r.push_str(reason);
+        note(&mut self.pending, (self.gpu, line), kind, sev, reason);
     }
 
     /// The fault state a field shows, by the section it is in.
@@ -358,6 +339,33 @@ impl Walker {
 pub(crate) type Pending = BTreeMap<(Option<usize>, &'static str), SmiEvent>;
 /// Numbers kept per (GPU, field) for checks across fields: `max`/`cur` link width, `temp`/`slowdown`.
 pub(crate) type Numbers = BTreeMap<(Option<usize>, &'static str), (usize, f64)>;
+
+/// Notes an event of `kind` for GPU `gpu` seen at `line` (one per GPU and kind: the reasons
+/// add up, the worst severity and its line win; shared by the text and XML readers).
+pub(crate) fn note(
+    pending: &mut Pending,
+    (gpu, line): (Option<usize>, usize),
+    kind: &'static str,
+    sev: Severity,
+    reason: &str,
+) {
+    let e = pending.entry((gpu, kind)).or_insert_with(|| SmiEvent {
+        line,
+        kind,
+        severity: sev,
+        gpu: None,
+        attrs: BTreeMap::new(),
+    });
+    if sev > e.severity {
+        e.severity = sev;
+        e.line = line;
+    }
+    let r = e.attrs.entry("reason".into()).or_default();
+    if !r.is_empty() {
+        r.push_str("; ");
+    }
+    r.push_str(reason);
+}
 
 /// Checks across fields (link narrower than its maximum, temperature at the slowdown limit), then
 /// puts the pending events on their GPUs, in line order (shared by the text and XML readers).

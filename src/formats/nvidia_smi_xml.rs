@@ -1,7 +1,7 @@
 //! `nvidia-smi -q -x` XML dumps, read with a small tag scanner (the DTD varies by driver; every
 //! element is optional). Produces the same [`SmiDump`] as the text reader.
 
-use super::nvidia_smi::{SmiDump, SmiEvent, SmiGpu};
+use super::nvidia_smi::{note, Numbers, Pending, SmiDump, SmiGpu};
 use crate::ids::normalize_bdf;
 use crate::model::Severity;
 use std::collections::BTreeMap;
@@ -91,119 +91,102 @@ pub fn parse(text: &str) -> SmiDump {
         });
     }
     let gpu_of = |line: usize| gpu_starts.iter().rposition(|(l, _)| *l <= line);
-    let mut pending: super::nvidia_smi::Pending = BTreeMap::new();
-    let mut nums: super::nvidia_smi::Numbers = BTreeMap::new();
+    let mut pending: Pending = BTreeMap::new();
+    let mut nums: Numbers = BTreeMap::new();
     for l in &leaves {
         d.recognized += 1;
         let g = gpu_of(l.line).filter(|_| l.path.iter().any(|p| p == "gpu"));
-        match l.tag.as_str() {
-            "timestamp" if g.is_none() => {
-                if let Some((ws, _)) = super::time::ctime_datetime(l.value.as_bytes()) {
-                    d.stamp.wall = Some(ws);
-                }
-            }
-            "driver_version" if g.is_none() => d.driver = Some(l.value.clone()),
-            "cuda_version" if g.is_none() => d.cuda = Some(l.value.clone()),
-            _ => {}
-        }
-        if let Some(gi) = g {
-            let key = if l.path.len() > 2 {
-                format!("{}.{}", l.path[2..].join("."), l.tag)
-            } else {
-                l.tag.clone()
-            };
-            d.gpus[gi].fields.insert(key, l.value.clone());
-        }
-        let mut ev = |kind: &'static str, sev: Severity, reason: String| {
-            let e = pending.entry((g, kind)).or_insert_with(|| SmiEvent {
-                line: l.line,
-                kind,
-                severity: sev,
-                gpu: None,
-                attrs: BTreeMap::new(),
-            });
-            if sev > e.severity {
-                e.severity = sev;
-                e.line = l.line;
-            }
-            let r = e.attrs.entry("reason".into()).or_default();
-            if !r.is_empty() {
-                r.push_str("; ");
-            }
-            r.push_str(&reason);
-        };
-        let t = l.tag.as_str();
-        let v = l.value.as_str();
-        let in_path = |p: &str| l.path.iter().any(|x| x == p);
-        let count = number(v).unwrap_or(0.0);
-        if (t.ends_with("hw_thermal_slowdown") || t.ends_with("sw_thermal_slowdown"))
-            && v == "Active"
-        {
-            ev("gpu_thermal", Severity::Error, format!("{t}: Active"));
-        } else if t.ends_with("hw_power_brake_slowdown") && v == "Active" {
-            ev("gpu_power", Severity::Error, format!("{t}: Active"));
-        } else if in_path("ecc_errors") && count > 0.0 {
-            let dbe = t.contains("uncorrectable") || in_path("double_bit");
-            if dbe {
-                ev(
-                    "ecc_dbe",
-                    Severity::Critical,
-                    format!("{}.{t}: {v}", l.path.last().cloned().unwrap_or_default()),
-                );
-            } else if t.contains("correctable") || in_path("single_bit") {
-                ev(
-                    "ecc_sbe",
-                    Severity::Warning,
-                    format!("{}.{t}: {v}", l.path.last().cloned().unwrap_or_default()),
-                );
-            }
-        } else if in_path("remapped_rows") {
-            match t {
-                "remapped_row_failure" if v == "Yes" => ev(
-                    "row_remap",
-                    Severity::Critical,
-                    "remapped_row_failure: Yes".into(),
-                ),
-                "remapped_row_pending" if v == "Yes" => ev(
-                    "row_remap",
-                    Severity::Warning,
-                    "remapped_row_pending: Yes (reset the GPU to activate)".into(),
-                ),
-                "remapped_row_unc" if count > 0.0 => ev(
-                    "row_remap",
-                    Severity::Error,
-                    format!("remapped_row_unc: {v}"),
-                ),
-                _ => {}
-            }
-        } else if in_path("retired_pages") {
-            if in_path("double_bit_retirement") && t == "retired_count" && count > 0.0 {
-                ev(
-                    "retired_page",
-                    Severity::Error,
-                    format!("double_bit_retirement: {v}"),
-                );
-            } else if (t == "pending_retirement" || t == "pending_blacklist") && v == "Yes" {
-                ev("retired_page", Severity::Warning, format!("{t}: Yes"));
-            }
-        } else if t == "max_link_width"
-            || t == "current_link_width"
-            || t == "gpu_temp"
-            || t == "gpu_temp_slow_threshold"
-        {
-            if let Some(n) = number(v) {
-                let k: &'static str = match t {
-                    "max_link_width" => "max",
-                    "current_link_width" => "cur",
-                    "gpu_temp" => "temp",
-                    _ => "slowdown",
+        match g {
+            None => header(&mut d, l),
+            Some(gi) => {
+                let key = if l.path.len() > 2 {
+                    format!("{}.{}", l.path[2..].join("."), l.tag)
+                } else {
+                    l.tag.clone()
                 };
-                nums.insert((g, k), (l.line, n));
+                d.gpus[gi].fields.insert(key, l.value.clone());
             }
+        }
+        if let Some((kind, sev, reason)) = fault(l) {
+            note(&mut pending, (g, l.line), kind, sev, &reason);
+        } else if let Some(n) = number(&l.value) {
+            let k = match l.tag.as_str() {
+                "max_link_width" => "max",
+                "current_link_width" => "cur",
+                "gpu_temp" => "temp",
+                "gpu_temp_slow_threshold" => "slowdown",
+                _ => continue,
+            };
+            nums.insert((g, k), (l.line, n));
         }
     }
     super::nvidia_smi::finish(&mut d, pending, &nums);
     d
+}
+
+/// The dump's own header fields (outside every GPU).
+fn header(d: &mut SmiDump, l: &Leaf) {
+    match l.tag.as_str() {
+        "timestamp" => {
+            if let Some((ws, _)) = super::time::ctime_datetime(l.value.as_bytes()) {
+                d.stamp.wall = Some(ws);
+            }
+        }
+        "driver_version" => d.driver = Some(l.value.clone()),
+        "cuda_version" => d.cuda = Some(l.value.clone()),
+        _ => {}
+    }
+}
+
+/// The fault a leaf shows, by its tag and the elements it is in: kind, severity and reason.
+fn fault(l: &Leaf) -> Option<(&'static str, Severity, String)> {
+    let t = l.tag.as_str();
+    let v = l.value.as_str();
+    let within = |p: &str| l.path.iter().any(|x| x == p);
+    let count = number(v).unwrap_or(0.0);
+    if (t.ends_with("hw_thermal_slowdown") || t.ends_with("sw_thermal_slowdown")) && v == "Active" {
+        Some(("gpu_thermal", Severity::Error, format!("{t}: Active")))
+    } else if t.ends_with("hw_power_brake_slowdown") && v == "Active" {
+        Some(("gpu_power", Severity::Error, format!("{t}: Active")))
+    } else if within("ecc_errors") && count > 0.0 {
+        let reason = || format!("{}.{t}: {v}", l.path.last().cloned().unwrap_or_default());
+        if t.contains("uncorrectable") || within("double_bit") {
+            Some(("ecc_dbe", Severity::Critical, reason()))
+        } else if t.contains("correctable") || within("single_bit") {
+            Some(("ecc_sbe", Severity::Warning, reason()))
+        } else {
+            None
+        }
+    } else if within("remapped_rows") {
+        remapped(t, v, count)
+    } else if within("retired_pages") {
+        if within("double_bit_retirement") && t == "retired_count" && count > 0.0 {
+            let reason = format!("double_bit_retirement: {v}");
+            Some(("retired_page", Severity::Error, reason))
+        } else if (t == "pending_retirement" || t == "pending_blacklist") && v == "Yes" {
+            Some(("retired_page", Severity::Warning, format!("{t}: Yes")))
+        } else {
+            None
+        }
+    } else {
+        None
+    }
+}
+
+/// The row remapper's state.
+fn remapped(t: &str, v: &str, count: f64) -> Option<(&'static str, Severity, String)> {
+    let (sev, reason) = match t {
+        "remapped_row_failure" if v == "Yes" => {
+            (Severity::Critical, "remapped_row_failure: Yes".to_string())
+        }
+        "remapped_row_pending" if v == "Yes" => (
+            Severity::Warning,
+            "remapped_row_pending: Yes (reset the GPU to activate)".to_string(),
+        ),
+        "remapped_row_unc" if count > 0.0 => (Severity::Error, format!("remapped_row_unc: {v}")),
+        _ => return None,
+    };
+    Some(("row_remap", sev, reason))
 }
 
 #[cfg(test)]
