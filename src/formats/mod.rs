@@ -324,84 +324,114 @@ impl Format {
 /// Decides an input's format from its first lines.
 pub fn detect(head: &[u8]) -> Format {
     let window = &head[..head.len().min(64 * 1024)];
-    if bug_report::looks_like(window) {
-        return Format::BugReport;
+    if let Some(f) = by_signature(window) {
+        return f;
     }
-    if nvidia_smi::looks_like(window)
-        || nvidia_smi_xml::looks_like(window)
-        || topo::looks_like(window)
-    {
-        return Format::NvidiaSmi;
-    }
-    if dcgmi::looks_like_json(window) {
-        return Format::Dcgmi;
-    }
-    let mut counts = [0usize; SHAPES];
-    let mut total = 0usize;
-    let mut journal_markers = 0;
-    let mut json = 0;
-    let mut table = 0;
-    let mut nccl = 0;
-    let mut trainer = 0;
-    let mut bare_kernel = 0;
-    for line in window.split(|&c| c == b'\n').take(400) {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.trim_ascii().is_empty() {
-            continue;
-        }
-        total += 1;
-        if journal::is_marker(line) {
-            journal_markers += 1;
-        }
-        if line.first() == Some(&b'{') && memchr::memmem::find(line, b"\"MESSAGE\"").is_some() {
-            json += 1;
-        }
-        if line.first() == Some(&b'|') || line.starts_with(b"+--") {
-            table += 1;
-        }
-        if memchr::memmem::find(line, b" NCCL ").is_some() {
-            nccl += 1;
-        }
-        if line.starts_with(b"[rank")
-            || line.starts_with(b"Traceback")
-            || memchr::memmem::find(line, b"torch").is_some()
-        {
-            trainer += 1;
-        }
-        if let Some(p) = parse_head(line).prefix {
-            counts[p.shape as usize] += 1;
-        } else if kernel::is_bare_message(line) {
-            bare_kernel += 1;
-        }
-    }
-    if total == 0 {
+    let t = HeadTally::of(window);
+    if t.total == 0 {
         return Format::Unknown;
     }
-    if json * 2 >= total || journal_entries::detect(window).is_some() {
+    if t.json * 2 >= t.total || journal_entries::detect(window).is_some() {
         return Format::JournalJson;
     }
-    if table * 2 >= total && dcgmi::looks_like(window) {
+    if t.table * 2 >= t.total && dcgmi::looks_like(window) {
         return Format::Dcgmi;
     }
-    let best = (0..counts.len())
-        .max_by_key(|&i| (counts[i], usize::MAX - i))
+    let best = (0..SHAPES)
+        .max_by_key(|&i| (t.shapes[i], usize::MAX - i))
         .unwrap_or(0);
-    let best_count = counts[best];
-    if nccl * 3 >= total && nccl >= best_count {
+    let best_count = t.shapes[best];
+    if t.nccl * 3 >= t.total && t.nccl >= best_count {
         return Format::Nccl;
     }
     // kernel text without prefixes (`dmesg --time-format notime`, copied from a terminal)
-    if best_count * 4 < total && bare_kernel * 3 >= total {
+    if best_count * 4 < t.total && t.bare_kernel * 3 >= t.total {
         return Format::Dmesg;
     }
-    if best_count * 4 < total {
-        return if trainer > 0 {
+    if best_count * 4 < t.total {
+        return if t.trainer > 0 {
             Format::Trainer
         } else {
             Format::Unknown
         };
     }
-    let shape = [
+    Shape::ALL
+        .into_iter()
+        .find(|s| *s as usize == best)
+        .map_or(Format::Unknown, |s| s.format(t.journal_markers > 0))
+}
+
+/// The formats told by a signature of their own (a bug report's banner, nvidia-smi's and dcgmi's
+/// keys) rather than by their lines' prefixes.
+fn by_signature(window: &[u8]) -> Option<Format> {
+    if bug_report::looks_like(window) {
+        Some(Format::BugReport)
+    } else if nvidia_smi::looks_like(window)
+        || nvidia_smi_xml::looks_like(window)
+        || topo::looks_like(window)
+    {
+        Some(Format::NvidiaSmi)
+    } else if dcgmi::looks_like_json(window) {
+        Some(Format::Dcgmi)
+    } else {
+        None
+    }
+}
+
+/// What the first 400 non-blank lines of an input look like.
+#[derive(Default)]
+struct HeadTally {
+    /// Lines per prefix shape.
+    shapes: [usize; SHAPES],
+    /// Non-blank lines.
+    total: usize,
+    /// Journal boot separators.
+    journal_markers: usize,
+    /// journal JSON objects.
+    json: usize,
+    /// Table rows (`|`, `+--`).
+    table: usize,
+    /// NCCL lines.
+    nccl: usize,
+    /// Trainer lines (`[rank`, tracebacks, torch).
+    trainer: usize,
+    /// Kernel messages without a prefix.
+    bare_kernel: usize,
+}
+
+impl HeadTally {
+    fn of(window: &[u8]) -> HeadTally {
+        let mut t = HeadTally::default();
+        for line in window.split(|&c| c == b'\n').take(400) {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if !line.trim_ascii().is_empty() {
+                t.add(line);
+            }
+        }
+        t
+    }
+
+    fn add(&mut self, line: &[u8]) {
+        let has = |needle: &[u8]| memchr::memmem::find(line, needle).is_some();
+        self.total += 1;
+        self.journal_markers += journal::is_marker(line) as usize;
+        self.json += (line.first() == Some(&b'{') && has(b"\"MESSAGE\"")) as usize;
+        self.table += (line.first() == Some(&b'|') || line.starts_with(b"+--")) as usize;
+        self.nccl += has(b" NCCL ") as usize;
+        self.trainer += (line.starts_with(b"[rank")
+            || line.starts_with(b"Traceback")
+            || has(b"torch")) as usize;
+        if let Some(p) = parse_head(line).prefix {
+            self.shapes[p.shape as usize] += 1;
+        } else if kernel::is_bare_message(line) {
+            self.bare_kernel += 1;
+        }
+    }
+}
+
+impl Shape {
+    /// Every shape, in declaration order (its index is `shape as usize`).
+    pub const ALL: [Shape; SHAPES] = [
         Shape::DmesgRaw,
         Shape::DmesgCtime,
         Shape::DmesgIso,
@@ -420,32 +450,40 @@ pub fn detect(head: &[u8]) -> Format {
         Shape::Package,
         Shape::DmesgRel,
         Shape::DmesgDelta,
-    ]
-    .into_iter()
-    .find(|s| *s as usize == best);
-    match shape {
-        Some(
+    ];
+
+    /// The format of an input whose lines mostly have this shape (`journal`: boot separators
+    /// were seen, so RFC 3164 lines are journal short output).
+    fn format(self, journal: bool) -> Format {
+        match self {
             Shape::DmesgRaw
             | Shape::DmesgCtime
             | Shape::DmesgIso
             | Shape::Kmsg
             | Shape::DmesgRel
-            | Shape::DmesgDelta,
-        ) => Format::Dmesg,
-        Some(Shape::Syslog | Shape::SyslogIso) if journal_markers > 0 => Format::Journal,
-        Some(Shape::Syslog | Shape::SyslogIso | Shape::Syslog5424 | Shape::Talos) => Format::Syslog,
-        Some(Shape::JournalFull | Shape::JournalUnix) => Format::Journal,
-        Some(Shape::FabricManager) => Format::FabricManager,
-        Some(Shape::Nccl) => Format::Nccl,
-        Some(Shape::JobBracket | Shape::C10) => Format::Trainer,
-        // the contract's formats name no BMC or package log
-        Some(Shape::Sel | Shape::Package) | None => Format::Unknown,
+            | Shape::DmesgDelta => Format::Dmesg,
+            Shape::Syslog | Shape::SyslogIso if journal => Format::Journal,
+            Shape::Syslog | Shape::SyslogIso | Shape::Syslog5424 | Shape::Talos => Format::Syslog,
+            Shape::JournalFull | Shape::JournalUnix => Format::Journal,
+            Shape::FabricManager => Format::FabricManager,
+            Shape::Nccl => Format::Nccl,
+            Shape::JobBracket | Shape::C10 => Format::Trainer,
+            // the contract's formats name no BMC or package log
+            Shape::Sel | Shape::Package => Format::Unknown,
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_shape_is_listed_at_its_index() {
+        for (i, s) in Shape::ALL.into_iter().enumerate() {
+            assert_eq!(s as usize, i, "{s:?}");
+        }
+    }
 
     #[test]
     fn bare_and_delta_kernel_text_is_a_kernel_log() {
