@@ -448,60 +448,76 @@ fn read_tar(
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_else(|_| format!("entry{}", i + 1));
         let kind = entry.header().entry_type();
-        if kind.is_symlink() || kind.is_hard_link() {
-            let w = format!(
-                "tar: {name}: link entry skipped (links inside archives are never followed)"
-            );
-            if tx.send(TarItem::Warn(w)).is_err() {
+        if let Some(warning) = skipped(kind, &name) {
+            if warning.is_some_and(|w| tx.send(TarItem::Warn(w)).is_err()) {
                 return;
             }
             continue;
         }
-        let sparse = kind.is_gnu_sparse();
-        if !(kind.is_file() || sparse) {
-            if kind.is_character_special() || kind.is_block_special() || kind.is_fifo() {
-                let w = format!("tar: {name}: device or FIFO entry skipped (no data)");
-                if tx.send(TarItem::Warn(w)).is_err() {
-                    return;
-                }
-            }
-            continue;
-        }
-        let mut warnings = name_warnings(&name);
-        let size = entry.header().entry_size().unwrap_or(0);
-        if sparse {
-            warnings.push(format!(
-                "tar: sparse member ({size} bytes stored): read with its holes as NUL bytes"
-            ));
-        } else if is_pax_sparse(&mut entry) {
-            warnings.push(
-                "tar: PAX sparse member: read as stored (sparse map and data, holes left out)"
-                    .to_string(),
-            );
-        }
-        let mtime = entry.header().mtime().ok().map(|m| m as i64);
-        let notes: Notes = Arc::default();
-        let (dtx, data) = pipe(notes.clone(), None);
-        let member = Member {
-            name: name.clone(),
-            mtime,
-            warnings,
-            data,
-        };
-        if tx.send(TarItem::Member(member)).is_err() {
+        if !send_member(&mut entry, name, kind.is_gnu_sparse(), &below, limits, tx) {
             return;
         }
-        let base = below.load(Ordering::Relaxed);
-        let b2 = below.clone();
-        pump(
-            &mut entry,
-            &dtx,
-            &notes,
-            &format!("tar member {name}"),
-            limits,
-            &|| b2.load(Ordering::Relaxed).saturating_sub(base),
+    }
+}
+
+/// Why a tar entry of this type holds no member to read: `Some` with the warning to give (none
+/// for directories and the like), `None` for a file.
+fn skipped(kind: tar::EntryType, name: &str) -> Option<Option<String>> {
+    if kind.is_symlink() || kind.is_hard_link() {
+        Some(Some(format!(
+            "tar: {name}: link entry skipped (links inside archives are never followed)"
+        )))
+    } else if kind.is_file() || kind.is_gnu_sparse() {
+        None
+    } else if kind.is_character_special() || kind.is_block_special() || kind.is_fifo() {
+        Some(Some(format!(
+            "tar: {name}: device or FIFO entry skipped (no data)"
+        )))
+    } else {
+        Some(None)
+    }
+}
+
+/// Sends a file entry as a member and pumps its data into the member's pipe; false when the
+/// receiver is gone.
+fn send_member<R: Read>(
+    entry: &mut tar::Entry<'_, R>,
+    name: String,
+    sparse: bool,
+    below: &Arc<AtomicU64>,
+    limits: &Limits,
+    tx: &SyncSender<TarItem>,
+) -> bool {
+    let mut warnings = name_warnings(&name);
+    let size = entry.header().entry_size().unwrap_or(0);
+    if sparse {
+        warnings.push(format!(
+            "tar: sparse member ({size} bytes stored): read with its holes as NUL bytes"
+        ));
+    } else if is_pax_sparse(entry) {
+        warnings.push(
+            "tar: PAX sparse member: read as stored (sparse map and data, holes left out)"
+                .to_string(),
         );
     }
+    let mtime = entry.header().mtime().ok().map(|m| m as i64);
+    let notes: Notes = Arc::default();
+    let (dtx, data) = pipe(notes.clone(), None);
+    let what = format!("tar member {name}");
+    let member = Member {
+        name,
+        mtime,
+        warnings,
+        data,
+    };
+    if tx.send(TarItem::Member(member)).is_err() {
+        return false;
+    }
+    let base = below.load(Ordering::Relaxed);
+    pump(entry, &dtx, &notes, &what, limits, &|| {
+        below.load(Ordering::Relaxed).saturating_sub(base)
+    });
+    true
 }
 
 /// Whether a PAX header marks the entry as a GNU sparse file (format 0.x or 1.0).
