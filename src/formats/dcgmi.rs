@@ -360,10 +360,14 @@ pub fn json_events(text: &str, catalog: &Catalog) -> (Vec<DiagEvent>, u64) {
     let Ok(v) = serde_json::from_str::<serde_json::Value>(text) else {
         return (Vec::new(), 0);
     };
-    let mut out = Vec::new();
-    let mut seen = 0u64;
-    walk(&v, "", text, catalog, &mut out, &mut seen);
-    (out, seen)
+    let mut w = Walk {
+        text,
+        catalog,
+        out: Vec::new(),
+        seen: 0,
+    };
+    w.value(&v, "");
+    (w.out, w.seen)
 }
 
 fn text_of(v: &serde_json::Value) -> String {
@@ -386,97 +390,106 @@ fn text_of(v: &serde_json::Value) -> String {
     }
 }
 
-fn walk(
-    v: &serde_json::Value,
-    test: &str,
-    text: &str,
-    catalog: &Catalog,
-    out: &mut Vec<DiagEvent>,
-    seen: &mut u64,
-) {
-    match v {
-        serde_json::Value::Array(a) => a
-            .iter()
-            .for_each(|x| walk(x, test, text, catalog, out, seen)),
-        serde_json::Value::Object(o) => {
-            let name = o
-                .get("name")
-                .or_else(|| o.get("test_name"))
-                .and_then(|n| n.as_str())
-                .unwrap_or(test)
-                .to_string();
-            let status = o
-                .get("status")
-                .or_else(|| o.get("result"))
-                .and_then(|s| s.as_str())
-                .unwrap_or("");
-            if !status.is_empty() {
-                *seen += 1;
-            }
-            let lower_status = status.to_ascii_lowercase();
-            if lower_status.starts_with("fail") || lower_status.starts_with("warn") {
-                let detail = ["warnings", "warning", "info", "message"]
-                    .iter()
-                    .filter_map(|k| o.get(*k))
-                    .map(text_of)
-                    .filter(|s| !s.is_empty())
-                    .collect::<Vec<_>>()
-                    .join("; ");
-                let gpus = o
-                    .get("gpu_ids")
-                    .or_else(|| o.get("gpu_id"))
-                    .or_else(|| o.get("gpu"))
-                    .map(text_of)
-                    .unwrap_or_default();
-                let (kinds, code) = classify(&name, &detail, catalog);
-                let needle = format!("\"{status}\"");
-                let line = text
-                    .lines()
-                    .position(|l| l.contains(&needle) && l.contains("status"))
-                    .unwrap_or(0);
-                for g in gpus
-                    .split([',', ';', ' '])
-                    .map(str::trim)
-                    .filter(|g| !g.is_empty())
-                    .take(16)
-                    .chain(gpus.is_empty().then_some(""))
-                {
-                    let mut attrs = BTreeMap::new();
-                    attrs.insert("test".to_string(), name.clone());
-                    attrs.insert("result".to_string(), format!("{status}: {detail}"));
-                    for (kind, severity) in &kinds {
-                        let mut attrs = attrs.clone();
-                        if let Some(c) = &code {
-                            attrs.insert("dcgm_code".to_string(), c.clone());
-                        }
-                        out.push(DiagEvent {
-                            line,
-                            kind: kind.clone(),
-                            severity: *severity,
-                            gpu_index: (!g.is_empty()).then(|| g.to_string()),
-                            attrs,
-                        });
-                    }
-                }
-            }
-            for (k, x) in o {
-                if x.is_array() || x.is_object() {
-                    walk(
-                        x,
-                        if k == "tests" || k == "results" {
-                            &name
-                        } else {
-                            test
-                        },
-                        text,
-                        catalog,
-                        out,
-                        seen,
-                    );
-                }
+/// A walk over a `dcgmi diag -j` document.
+struct Walk<'a> {
+    text: &'a str,
+    catalog: &'a Catalog,
+    out: Vec<DiagEvent>,
+    /// Results with a status.
+    seen: u64,
+}
+
+type Object = serde_json::Map<String, serde_json::Value>;
+
+impl Walk<'_> {
+    /// Walks `v`, a part of the results of test `test`.
+    fn value(&mut self, v: &serde_json::Value, test: &str) {
+        match v {
+            serde_json::Value::Array(a) => a.iter().for_each(|x| self.value(x, test)),
+            serde_json::Value::Object(o) => self.object(o, test),
+            _ => {}
+        }
+    }
+
+    /// An object: a result when it has a status (its own test's name, else `test`), then what
+    /// it holds (the results under `tests`/`results` belong to its name).
+    fn object(&mut self, o: &Object, test: &str) {
+        let name = o
+            .get("name")
+            .or_else(|| o.get("test_name"))
+            .and_then(|n| n.as_str())
+            .unwrap_or(test)
+            .to_string();
+        let status = o
+            .get("status")
+            .or_else(|| o.get("result"))
+            .and_then(|s| s.as_str())
+            .unwrap_or("");
+        if !status.is_empty() {
+            self.seen += 1;
+        }
+        let lower_status = status.to_ascii_lowercase();
+        if lower_status.starts_with("fail") || lower_status.starts_with("warn") {
+            self.failure(o, &name, status);
+        }
+        for (k, x) in o {
+            if x.is_array() || x.is_object() {
+                let inner = if k == "tests" || k == "results" {
+                    &name
+                } else {
+                    test
+                };
+                self.value(x, inner);
             }
         }
-        _ => {}
+    }
+
+    /// A failed or warning result of test `name`: one event per kind its text tells, on each GPU
+    /// it names (at most 16), at the line of its status.
+    fn failure(&mut self, o: &Object, name: &str, status: &str) {
+        let detail = ["warnings", "warning", "info", "message"]
+            .iter()
+            .filter_map(|k| o.get(*k))
+            .map(text_of)
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join("; ");
+        let gpus = o
+            .get("gpu_ids")
+            .or_else(|| o.get("gpu_id"))
+            .or_else(|| o.get("gpu"))
+            .map(text_of)
+            .unwrap_or_default();
+        let (kinds, code) = classify(name, &detail, self.catalog);
+        let needle = format!("\"{status}\"");
+        let line = self
+            .text
+            .lines()
+            .position(|l| l.contains(&needle) && l.contains("status"))
+            .unwrap_or(0);
+        let mut attrs = BTreeMap::new();
+        attrs.insert("test".to_string(), name.to_string());
+        attrs.insert("result".to_string(), format!("{status}: {detail}"));
+        if let Some(c) = &code {
+            attrs.insert("dcgm_code".to_string(), c.clone());
+        }
+        for g in gpus
+            .split([',', ';', ' '])
+            .map(str::trim)
+            .filter(|g| !g.is_empty())
+            .take(16)
+            .chain(gpus.is_empty().then_some(""))
+        {
+            for (kind, severity) in &kinds {
+                self.out.push(DiagEvent {
+                    line,
+                    kind: kind.clone(),
+                    severity: *severity,
+                    gpu_index: (!g.is_empty()).then(|| g.to_string()),
+                    attrs: attrs.clone(),
+                });
+            }
+        }
     }
 }
 
