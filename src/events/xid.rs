@@ -141,7 +141,10 @@ pub fn xid_drafts(
     }
     // `Ch 00000001 caused by previous Xid 149`: the Xid this one follows from
     let caused_by = x.text.find("caused by previous Xid ").map(|p| {
-        let digits = x.text[p + 23..].bytes().take_while(u8::is_ascii_digit).count();
+        let digits = x.text[p + 23..]
+            .bytes()
+            .take_while(u8::is_ascii_digit)
+            .count();
         &x.text[p + 23..p + 23 + digits]
     });
     if let Some(n) = caused_by.filter(|n| !n.is_empty()) {

@@ -135,7 +135,10 @@ impl Attrs {
             Err(i) => {
                 let entries = self.iter().take(i);
                 let rest = self.iter().skip(i);
-                (Attrs::build(entries.chain([(key, value)]).chain(rest)), None)
+                (
+                    Attrs::build(entries.chain([(key, value)]).chain(rest)),
+                    None,
+                )
             }
         };
         if let Some(next) = next {
