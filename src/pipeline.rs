@@ -82,7 +82,7 @@ fn to_raw(index: usize, loc: Located, catalog: &Catalog) -> RawEvent {
         rank: d.rank,
         host: loc.host.map(|h| h.to_string()),
         body: loc.body,
-        message: loc.message,
+        message: loc.message.to_string(),
         stamp: loc.stamp,
         borrowed_time: loc.borrowed,
         boot: 0,

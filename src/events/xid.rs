@@ -121,43 +121,43 @@ pub fn xid_drafts(
     let mut d = Draft::new("xid");
     d.code = Some(x.code);
     d.gpu = normalize_bdf(x.pci);
+    // the details gathered first and made at once (one block, see `Attrs`)
+    let mut a: Vec<(&str, &str)> = Vec::with_capacity(8);
     if let Some(p) = x.pid {
-        attr(&mut d, "pid", p.trim_matches('\''));
+        a.push(("pid", p.trim_matches('\'')));
     }
     if let Some(n) = x.name {
-        attr(&mut d, "process", n);
+        a.push(("process", n));
     }
-    attr(&mut d, "text", x.text);
+    a.push(("text", x.text));
     if let Some(gpc) = between(x.text, "(GPC ", ",") {
-        attr(&mut d, "gpc", gpc);
+        a.push(("gpc", gpc));
         if let Some(tpc) = between(x.text, "TPC ", ",").or_else(|| between(x.text, "TPC ", ")")) {
-            attr(&mut d, "tpc", tpc);
+            a.push(("tpc", tpc));
         }
     }
     if let Some(link) = between(x.text, "link ", "(").or_else(|| between(x.text, "Link ", " ")) {
-        attr(&mut d, "link", link.trim());
+        a.push(("link", link.trim()));
     }
     // `Ch 00000001 caused by previous Xid 149`: the Xid this one follows from
-    if let Some(p) = x.text.find("caused by previous Xid ") {
-        let n: String = x.text[p + 23..]
-            .chars()
-            .take_while(char::is_ascii_digit)
-            .collect();
-        if !n.is_empty() {
-            attr(&mut d, "caused_by_xid", n);
-        }
+    let caused_by = x.text.find("caused by previous Xid ").map(|p| {
+        let digits = x.text[p + 23..]
+            .bytes()
+            .take_while(u8::is_ascii_digit)
+            .count();
+        &x.text[p + 23..p + 23 + digits]
+    });
+    if let Some(n) = caused_by.filter(|n| !n.is_empty()) {
+        a.push(("caused_by_xid", n));
     }
     if let Some(action) = x.text.split(" to ").nth(1).filter(|_| x.code == 154) {
-        attr(
-            &mut d,
-            "recovery_action",
-            action.trim().trim_end_matches('.'),
-        );
+        a.push(("recovery_action", action.trim().trim_end_matches('.')));
     }
     if x.code == 74 || (144..=150).contains(&x.code) {
         let fatal = x.text.contains("fatal") || x.text.contains("Fatal");
-        attr(&mut d, "fatal", if fatal { "true" } else { "false" });
+        a.push(("fatal", if fatal { "true" } else { "false" }));
     }
+    d.attrs = a.into_iter().collect();
     let gpu = d.gpu.clone();
     let attrs = d.attrs.clone();
     out.push(d);

@@ -1,18 +1,26 @@
-//! [`Attrs`]: an event's details, a small map from names to values kept compact (one text and
-//! its boundaries, not a tree of strings): a timeline of many events holds many of them.
+//! [`Attrs`]: an event's details, a small map from names to values kept compact: one shared
+//! block holding the boundaries and the text (not a tree of strings, not two blocks), none when
+//! empty. A timeline of many events holds many of them, and the events derived from one line
+//! share their line's block (a clone is a count, a change makes a block of its own).
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// An event's details: names to values, each name once, in name order (as a `BTreeMap` would
 /// keep them, and serialized the same way: a JSON object with sorted keys).
 #[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub struct Attrs {
-    /// Names and values one after the other, in name order.
-    text: String,
-    /// Where each name and each value ends in `text` (two per entry).
-    ends: Vec<u32>,
+    /// `None` when there is no entry; else, one after the other: the number of entries `n` (a
+    /// little-endian `u32`), where each name and each value ends in the text (`2n` of them, the
+    /// same), then the names and values, in name order. The text is made only of whole `&str`s
+    /// (see [`Attrs::build`]) and every boundary is one of theirs, so each slice between two
+    /// boundaries is UTF-8.
+    block: Option<Arc<[u8]>>,
 }
+
+/// Bytes of a number in the block.
+const WORD: usize = 4;
 
 impl Attrs {
     /// No details.
@@ -22,20 +30,47 @@ impl Attrs {
 
     /// How many entries.
     pub fn len(&self) -> usize {
-        self.ends.len() / 2
+        self.block.as_deref().map_or(0, |b| word(b, 0))
     }
 
     /// True when there is no entry.
     pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
+        self.block.is_none()
+    }
+
+    /// The block (empty when there is no entry).
+    fn bytes(&self) -> &[u8] {
+        self.block.as_deref().unwrap_or(&[])
+    }
+
+    /// Boundary `j` (`2i`: where name `i` ends, `2i + 1`: where its value ends).
+    fn end(&self, j: usize) -> usize {
+        word(self.bytes(), WORD * (1 + j))
+    }
+
+    /// The text between boundaries `a..b`.
+    fn text(&self, a: usize, b: usize) -> &str {
+        let base = WORD * (1 + 2 * self.len());
+        let bytes = &self.bytes()[base + a..base + b];
+        debug_assert!(std::str::from_utf8(bytes).is_ok());
+        // SAFETY: the text is whole `&str`s one after the other and `a`, `b` are boundaries of
+        // them (see `Attrs::block`), so the bytes are UTF-8
+        unsafe { std::str::from_utf8_unchecked(bytes) }
+    }
+
+    /// Where entry `i` starts in the text.
+    fn start(&self, i: usize) -> usize {
+        if i == 0 {
+            0
+        } else {
+            self.end(2 * i - 1)
+        }
     }
 
     /// The name and value of entry `i` (in name order).
     fn entry_at(&self, i: usize) -> (&str, &str) {
-        let start = self.start(i);
-        let mid = self.ends[2 * i] as usize;
-        let end = self.ends[2 * i + 1] as usize;
-        (&self.text[start..mid], &self.text[mid..end])
+        let (start, mid, end) = (self.start(i), self.end(2 * i), self.end(2 * i + 1));
+        (self.text(start, mid), self.text(mid, end))
     }
 
     /// Where `key` is, or where it would go.
@@ -43,7 +78,8 @@ impl Attrs {
         let (mut lo, mut hi) = (0, self.len());
         while lo < hi {
             let m = (lo + hi) / 2;
-            match self.entry_at(m).0.cmp(key) {
+            let name = self.text(self.start(m), self.end(2 * m));
+            match name.cmp(key) {
                 std::cmp::Ordering::Equal => return Ok(m),
                 std::cmp::Ordering::Less => lo = m + 1,
                 std::cmp::Ordering::Greater => hi = m,
@@ -63,17 +99,17 @@ impl Attrs {
     }
 
     /// The entries in name order.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> + '_ {
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> + Clone + '_ {
         (0..self.len()).map(|i| self.entry_at(i))
     }
 
     /// The names in order.
-    pub fn keys(&self) -> impl Iterator<Item = &str> + '_ {
+    pub fn keys(&self) -> impl Iterator<Item = &str> + Clone + '_ {
         self.iter().map(|(k, _)| k)
     }
 
     /// The values in name order.
-    pub fn values(&self) -> impl Iterator<Item = &str> + '_ {
+    pub fn values(&self) -> impl Iterator<Item = &str> + Clone + '_ {
         self.iter().map(|(_, v)| v)
     }
 
@@ -82,45 +118,62 @@ impl Attrs {
         self.insert_str(key, &value)
     }
 
-    /// Sets `key` to `value`; returns the value it replaces.
+    /// Sets `key` to `value`; returns the value it replaces. A text past 4 GiB is not kept (no
+    /// line of an input is that long).
     pub fn insert_str(&mut self, key: &str, value: &str) -> Option<String> {
-        if self.text.len() + key.len() + value.len() > u32::MAX as usize {
-            return None;
-        }
-        match self.find(key) {
+        let (next, old) = match self.find(key) {
             Ok(i) => {
-                let (mid, end) = (self.ends[2 * i] as usize, self.ends[2 * i + 1] as usize);
-                let old = self.text[mid..end].to_string();
-                self.text.replace_range(mid..end, value);
-                self.shift(2 * i + 1, value.len() as i64 - old.len() as i64);
-                Some(old)
+                let old = self.entry_at(i).1;
+                if old == value {
+                    return Some(old.to_string());
+                }
+                let entries = self.iter().take(i);
+                let rest = self.iter().skip(i + 1);
+                let next = Attrs::build(entries.chain([(key, value)]).chain(rest));
+                (next, Some(old.to_string()))
             }
             Err(i) => {
-                let at = self.start(i);
-                self.text.insert_str(at, value);
-                self.text.insert_str(at, key);
-                self.shift(2 * i, (key.len() + value.len()) as i64);
-                let (k_end, v_end) = (at + key.len(), at + key.len() + value.len());
-                self.ends.splice(2 * i..2 * i, [k_end as u32, v_end as u32]);
-                None
+                let entries = self.iter().take(i);
+                let rest = self.iter().skip(i);
+                (
+                    Attrs::build(entries.chain([(key, value)]).chain(rest)),
+                    None,
+                )
             }
+        };
+        if let Some(next) = next {
+            *self = next;
         }
+        old
     }
 
-    /// Where entry `i` starts in `text`.
-    fn start(&self, i: usize) -> usize {
-        if i == 0 {
-            0
-        } else {
-            self.ends[2 * i - 1] as usize
+    /// The details of `entries` (in name order, each name once); `None` past 4 GiB of text.
+    fn build<'a>(entries: impl Iterator<Item = (&'a str, &'a str)> + Clone) -> Option<Attrs> {
+        let (mut n, mut text) = (0usize, 0usize);
+        for (k, v) in entries.clone() {
+            n += 1;
+            text += k.len() + v.len();
         }
-    }
-
-    /// Moves the boundaries from `from` on by `delta` bytes.
-    fn shift(&mut self, from: usize, delta: i64) {
-        for e in &mut self.ends[from..] {
-            *e = (*e as i64 + delta) as u32;
+        if n == 0 {
+            return Some(Attrs::default());
         }
+        u32::try_from(text).ok()?;
+        let mut b = Vec::with_capacity(WORD * (1 + 2 * n) + text);
+        b.extend_from_slice(&(n as u32).to_le_bytes());
+        let mut at = 0u32;
+        for (k, v) in entries.clone() {
+            at += k.len() as u32;
+            b.extend_from_slice(&at.to_le_bytes());
+            at += v.len() as u32;
+            b.extend_from_slice(&at.to_le_bytes());
+        }
+        for (k, v) in entries {
+            b.extend_from_slice(k.as_bytes());
+            b.extend_from_slice(v.as_bytes());
+        }
+        Some(Attrs {
+            block: Some(Arc::from(b)),
+        })
     }
 
     /// Sets `key` to `value` unless it has a value already.
@@ -133,67 +186,52 @@ impl Attrs {
     /// Removes `key`; returns its value.
     pub fn remove(&mut self, key: &str) -> Option<String> {
         let i = self.find(key).ok()?;
-        let (start, mid, end) = (
-            self.start(i),
-            self.ends[2 * i] as usize,
-            self.ends[2 * i + 1] as usize,
-        );
-        let old = self.text[mid..end].to_string();
-        self.text.replace_range(start..end, "");
-        self.ends.drain(2 * i..2 * i + 2);
-        self.shift(2 * i, -((end - start) as i64));
+        let old = self.entry_at(i).1.to_string();
+        let next = Attrs::build(self.iter().take(i).chain(self.iter().skip(i + 1)));
+        *self = next.unwrap_or_default();
         Some(old)
     }
 
     /// Replaces every value with what `f` makes of its name and value.
     pub fn map_values(&mut self, mut f: impl FnMut(&str, &str) -> String) {
-        let mut out = Attrs::with_capacity(self.text.len());
-        for (k, v) in self.iter() {
-            out.push(k, &f(k, v));
-        }
-        *self = out;
+        let values: Vec<String> = self.iter().map(|(k, v)| f(k, v)).collect();
+        let next = Attrs::build(self.keys().zip(values.iter().map(String::as_str)));
+        *self = next.unwrap_or_default();
     }
+}
 
-    fn with_capacity(bytes: usize) -> Attrs {
-        Attrs {
-            text: String::with_capacity(bytes),
-            ends: Vec::new(),
-        }
-    }
-
-    /// Appends an entry whose name sorts after every name present. A text past 4 GiB is not
-    /// kept (no line of an input is that long).
-    fn push(&mut self, key: &str, value: &str) {
-        let end = self.text.len() + key.len() + value.len();
-        let Ok(end) = u32::try_from(end) else { return };
-        self.text.push_str(key);
-        self.ends.push(end - value.len() as u32);
-        self.text.push_str(value);
-        self.ends.push(end);
-    }
+/// The number at byte `at` of a block.
+fn word(b: &[u8], at: usize) -> usize {
+    let mut w = [0u8; WORD];
+    w.copy_from_slice(&b[at..at + WORD]);
+    u32::from_le_bytes(w) as usize
 }
 
 impl From<BTreeMap<String, String>> for Attrs {
     fn from(m: BTreeMap<String, String>) -> Attrs {
-        let mut a = Attrs::with_capacity(m.iter().map(|(k, v)| k.len() + v.len()).sum());
-        a.ends.reserve_exact(2 * m.len());
-        for (k, v) in &m {
-            a.push(k, v);
-        }
-        a
+        Attrs::build(m.iter().map(|(k, v)| (k.as_str(), v.as_str()))).unwrap_or_default()
     }
 }
 
 impl<K: AsRef<str>, V: AsRef<str>> FromIterator<(K, V)> for Attrs {
+    /// The details of the entries, made at once (a later value of a name wins, as when they are
+    /// inserted one by one).
     fn from_iter<I: IntoIterator<Item = (K, V)>>(it: I) -> Attrs {
-        let mut a = Attrs::new();
-        a.extend(it);
-        a
+        let mut entries: Vec<(K, V)> = it.into_iter().collect();
+        // latest first, and the sort is stable: the first of each name is its last value
+        entries.reverse();
+        entries.sort_by(|a, b| a.0.as_ref().cmp(b.0.as_ref()));
+        entries.dedup_by(|later, kept| later.0.as_ref() == kept.0.as_ref());
+        Attrs::build(entries.iter().map(|(k, v)| (k.as_ref(), v.as_ref()))).unwrap_or_default()
     }
 }
 
 impl<K: AsRef<str>, V: AsRef<str>> Extend<(K, V)> for Attrs {
     fn extend<I: IntoIterator<Item = (K, V)>>(&mut self, it: I) {
+        if self.is_empty() {
+            *self = it.into_iter().collect();
+            return;
+        }
         for (k, v) in it {
             self.insert_str(k.as_ref(), v.as_ref());
         }

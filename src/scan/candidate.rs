@@ -140,22 +140,25 @@ pub(super) fn recognize(
     let mut drafts = Vec::new();
     set.apply_all(&sorted, &rec, &mut drafts);
     set.settle(&mut drafts);
-    let mut seen: Vec<String> = Vec::new();
-    drafts.retain(|d| {
-        if d.attach_to.is_some() {
-            return true;
-        }
-        let key = match d.attrs.get("segment") {
-            Some(seg) => format!("{}#{seg}", d.kind),
-            None => d.kind.to_string(),
-        };
-        if seen.contains(&key) {
-            false
-        } else {
-            seen.push(key);
-            true
-        }
-    });
+    // one event per kind (per segment of a long line) per record: the first of each
+    fn key(d: &Draft) -> (&str, Option<&str>) {
+        (d.kind, d.attrs.get("segment"))
+    }
+    let dup = |i: usize| {
+        let d = &drafts[i];
+        d.attach_to.is_none()
+            && drafts[..i]
+                .iter()
+                .any(|e| e.attach_to.is_none() && key(e) == key(d))
+    };
+    if (0..drafts.len()).any(dup) {
+        let keep: Vec<bool> = (0..drafts.len()).map(|i| !dup(i)).collect();
+        let mut i = 0;
+        drafts.retain(|_| {
+            i += 1;
+            keep[i - 1]
+        });
+    }
     (drafts, used)
 }
 
@@ -314,6 +317,8 @@ fn build(
             message = format!("{message}\n{text}");
         }
     }
+    // the events of one record (an Xid and the kinds derived from it) share its text
+    let shared: Arc<str> = Arc::from(message);
     for mut d in drafts {
         if let (Some(r), true) = (&report, d.report) {
             r.annotate(&mut d, &set.trace);
@@ -328,10 +333,10 @@ fn build(
             None
         };
         let (message, body) = match segment_text {
-            Some(t) => (t, crate::model::Body::Own(String::new())),
+            Some(t) => (Arc::from(t), crate::model::Body::Own(String::new())),
             None => {
-                let body = crate::model::Body::cut(&message, &body, MAX_MESSAGE_BYTES);
-                (message.clone(), body)
+                let body = crate::model::Body::cut(&shared, &body, MAX_MESSAGE_BYTES);
+                (shared.clone(), body)
             }
         };
         let own_stamp = d.stamp.take();

@@ -119,6 +119,9 @@ pub type FastBuild = std::hash::BuildHasherDefault<FastHasher>;
 /// A hash map with [`FastHasher`].
 pub type FastMap<K, V> = HashMap<K, V, FastBuild>;
 
+/// A hash set with [`FastHasher`].
+pub(crate) type FastSet<K> = std::collections::HashSet<K, FastBuild>;
+
 /// Numbers the distinct keys 0, 1, 2, … in order of first appearance.
 pub(super) fn dense_ids<K: Hash + Eq>(
     keys: impl ExactSizeIterator<Item = Option<K>>,

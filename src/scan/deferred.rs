@@ -11,13 +11,14 @@ use super::{CapKey, Capped, Located, ScanOutput};
 use crate::events::RecognizerSet;
 use crate::formats::wrapper::FileWrappers;
 use rayon::prelude::*;
+use std::sync::Arc;
 
-/// An owned [`CapKey`].
+/// An owned [`CapKey`]: its host and GPU texts shared (see [`owned`]).
 pub(super) type OwnedKey = (
-    Option<String>,
+    Option<Arc<str>>,
     &'static str,
     Option<i64>,
-    Option<String>,
+    Option<Arc<str>>,
     Option<i64>,
 );
 
@@ -26,15 +27,18 @@ pub(super) fn borrowed(k: &OwnedKey) -> CapKey<'_> {
     (k.0.as_deref(), k.1, k.2, k.3.as_deref(), k.4)
 }
 
-/// An owned copy of a key.
-pub(super) fn owned(k: CapKey<'_>) -> OwnedKey {
-    (
-        k.0.map(str::to_string),
-        k.1,
-        k.2,
-        k.3.map(str::to_string),
-        k.4,
-    )
+/// An owned copy of a key, its texts taken from `texts` (and added there when new): the keys of
+/// one host or one GPU hold one copy of its text, not one each.
+pub(super) fn owned(k: CapKey<'_>, texts: &mut super::FastSet<Arc<str>>) -> OwnedKey {
+    let mut share = |t: &str| match texts.get(t) {
+        Some(a) => a.clone(),
+        None => {
+            let a: Arc<str> = Arc::from(t);
+            texts.insert(a.clone());
+            a
+        }
+    };
+    (k.0.map(&mut share), k.1, k.2, k.3.map(&mut share), k.4)
 }
 
 /// One event not built yet: the line that gives it and its key.

@@ -61,8 +61,8 @@ pub fn scan(buf: &[u8], set: &RecognizerSet, cap: u64) -> ScanOutput {
                 }
                 kinds.push(d.kind);
             }
-            let message = String::from_utf8_lossy(&raw[..raw.len().min(super::MAX_MESSAGE_BYTES)])
-                .into_owned();
+            let message: std::sync::Arc<str> =
+                String::from_utf8_lossy(&raw[..raw.len().min(super::MAX_MESSAGE_BYTES)]).into();
             let body = crate::model::Body::cut(&message, &msg, super::MAX_MESSAGE_BYTES);
             let loc = Located {
                 line: line_no,

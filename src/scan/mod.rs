@@ -19,6 +19,7 @@ pub use bursts::collapse_bursts;
 pub use chunk::{memo_enabled, scan_buffer, scan_chunk};
 pub use output::MAX_PROGRESS_SAMPLES;
 
+use cap::FastSet;
 pub use cap::{
     cap_by_key, cap_capped, CapKey, Capped, FastBuild, FastHasher, FastMap, DEFAULT_EVENTS_PER_KIND,
 };
@@ -58,8 +59,9 @@ pub struct Located {
     /// Host named by the line prefix (or the neighbour that lent the time): one text shared by
     /// the events of a host (see [`ScanOutput::share_host`]).
     pub host: Option<std::sync::Arc<str>>,
-    /// Verbatim record.
-    pub message: String,
+    /// Verbatim record: one text shared by the events of one record (an Xid and the kinds
+    /// derived from it).
+    pub message: std::sync::Arc<str>,
     /// Message after the prefix: a place in `message` when it ends it (nearly always), so that
     /// the text is held once.
     pub body: crate::model::Body,

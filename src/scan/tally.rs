@@ -28,7 +28,12 @@ pub(super) struct Tally {
     /// Their hashes ([`super::cap::key_hash`]), by id.
     hashes: Vec<u64>,
     slots: Vec<Slot>,
-    index: super::FastMap<u64, Vec<u32>>,
+    /// The first id of each hash; the others of that hash follow in `next`.
+    index: super::FastMap<u64, u32>,
+    /// The next id with the same hash as this one (`u32::MAX`: none), by id.
+    next: Vec<u32>,
+    /// The host and GPU texts of the keys, each once.
+    texts: super::FastSet<std::sync::Arc<str>>,
     hasher: super::FastBuild,
 }
 
@@ -63,6 +68,8 @@ impl Tally {
             hashes: Vec::new(),
             slots: Vec::new(),
             index: super::FastMap::default(),
+            next: Vec::new(),
+            texts: super::FastSet::default(),
             hasher: super::FastBuild::default(),
         })
     }
@@ -79,29 +86,38 @@ impl Tally {
 
     /// The id of `key`, if it has one.
     fn find(&self, key: CapKey<'_>) -> Option<u32> {
-        let h = self.hasher.hash_one(key);
-        self.index
-            .get(&h)?
-            .iter()
-            .copied()
-            .find(|&id| borrowed(&self.keys[id as usize]) == key)
+        self.find_hashed(key, self.hasher.hash_one(key))
+    }
+
+    /// [`Tally::find`] of `key` with hash `h`.
+    fn find_hashed(&self, key: CapKey<'_>, h: u64) -> Option<u32> {
+        let mut id = *self.index.get(&h)?;
+        while id != u32::MAX {
+            if borrowed(&self.keys[id as usize]) == key {
+                return Some(id);
+            }
+            id = self.next[id as usize];
+        }
+        None
     }
 
     /// The id of `key`, given one if it is new.
     pub(super) fn id(&mut self, key: CapKey<'_>) -> u32 {
-        if let Some(id) = self.find(key) {
+        let h = self.hasher.hash_one(key);
+        if let Some(id) = self.find_hashed(key, h) {
             return id;
         }
         let id = self.keys.len() as u32;
-        let h = self.hasher.hash_one(key);
-        self.keys.push(owned(key));
+        self.keys.push(owned(key, &mut self.texts));
         self.hashes.push(h);
         self.slots.push(Slot {
             seen: 0,
             counted: 0,
             tail: (0, 0, 0),
         });
-        self.index.entry(h).or_default().push(id);
+        // the new id heads the ids of its hash
+        let first = self.index.insert(h, id).unwrap_or(u32::MAX);
+        self.next.push(first);
         id
     }
 
