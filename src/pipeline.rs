@@ -76,17 +76,17 @@ fn to_raw(index: usize, loc: Located, catalog: &Catalog) -> RawEvent {
         line: loc.line,
         layer: d.layer.unwrap_or(layer),
         severity: d.severity.unwrap_or(severity),
-        kind: d.kind.to_string(),
+        kind: d.kind,
         code: d.code,
         gpu: d.gpu,
         rank: d.rank,
-        host: loc.host.map(|h| h.to_string()),
+        host: loc.host,
         body: loc.body,
         message: loc.message,
         stamp: loc.stamp,
         borrowed_time: loc.borrowed,
         boot: 0,
-        recognizer: d.recognizer.to_string(),
+        recognizer: d.recognizer,
         attrs: d.attrs,
         bmc: d.bmc,
         suppressed: loc.suppressed,
@@ -108,7 +108,7 @@ impl scan::Capped for RawEvent {
         // progress samples are thinned by the scanner, never capped: a slowdown needs the series
         (self.kind != "progress").then_some((
             self.host.as_deref(),
-            &self.kind,
+            self.kind,
             self.code,
             self.gpu.as_deref(),
             self.rank,
@@ -298,7 +298,7 @@ fn most_common_host(events: &[RawEvent]) -> Option<String> {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for e in events {
         if let Some(h) = &e.host {
-            *counts.entry(h.as_str()).or_default() += 1;
+            *counts.entry(h).or_default() += 1;
         }
     }
     counts

@@ -219,7 +219,7 @@ fn driver_loads(events: &[Event]) -> BTreeMap<String, Vec<i64>> {
     for e in events.iter().filter(|e| e.kind == "driver_load") {
         if let Some(t) = e.time_us {
             let start = e.uptime_us.map_or(t, |u| t - u as i64);
-            m.entry(e.host.clone().unwrap_or_default())
+            m.entry(e.host.as_deref().unwrap_or_default().to_string())
                 .or_default()
                 .push(start.div_euclid(1_000_000));
         }
@@ -280,7 +280,7 @@ fn gpu_lines(a: &Analysis, rep: &Report, loads: &BTreeMap<String, Vec<i64>>) -> 
         if e.severity < Severity::Warning {
             continue;
         }
-        let key = (e.host.clone(), gpu.clone());
+        let key = (e.host.as_deref().map(str::to_string), gpu.clone());
         let (line, boots) = out.entry(key).or_insert_with(|| {
             let known = by_bus
                 .get(&(e.host.as_deref(), gpu.as_str()))
@@ -288,11 +288,12 @@ fn gpu_lines(a: &Analysis, rep: &Report, loads: &BTreeMap<String, Vec<i64>>) -> 
                 .map(|&i| &rep.gpus[i]);
             let uuid = e
                 .gpu_uuid
-                .clone()
+                .as_deref()
+                .map(str::to_string)
                 .or_else(|| known.and_then(|g| g.uuid.clone()))
                 .or_else(|| gpu.starts_with("GPU-").then(|| gpu.clone()));
             let line = GpuLine {
-                host: e.host.clone(),
+                host: e.host.as_deref().map(str::to_string),
                 bus_id: gpu.clone(),
                 uuid,
                 serial: known.and_then(|g| g.serial.clone()),
@@ -337,7 +338,7 @@ fn incident_lines(
                 responsibility: inc.responsibility.clone(),
                 start: j.start.clone(),
                 end: j.end.clone(),
-                host: pe.and_then(|e| e.host.clone()),
+                host: pe.and_then(|e| e.host.as_deref().map(str::to_string)),
                 hosts: inc.hosts.clone(),
                 gpus: inc.gpus.clone(),
                 boot: pe.and_then(|e| boot_of(e, loads)).map(iso_s),

@@ -35,9 +35,9 @@ impl<'e> Pool<'e> {
         let mut by_code: HashMap<(&str, i64), Vec<usize>> = HashMap::default();
         for (pos, &i) in all.iter().enumerate() {
             let e = &events[i];
-            by_kind.entry(e.kind.as_str()).or_default().push(pos);
+            by_kind.entry(e.kind).or_default().push(pos);
             if let Some(c) = e.code {
-                by_code.entry((e.kind.as_str(), c)).or_default().push(pos);
+                by_code.entry((e.kind, c)).or_default().push(pos);
             }
         }
         Pool {
@@ -158,8 +158,8 @@ pub(super) fn explains<'a>(
         return None;
     }
     table.iter().find(|x| {
-        x.cause.contains(&c.kind)
-            && x.effect.contains(&e.kind)
+        x.cause.iter().any(|k| k == c.kind)
+            && x.effect.iter().any(|k| k == e.kind)
             && (x.cause_min_severity.is_none_or(|s| c.severity >= s))
             && no_later(c, e, ci, ei, x.after_s)
     })

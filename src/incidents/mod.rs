@@ -462,7 +462,7 @@ fn consequences_of(
     // the cause's kinds on its host (also below the cause's severity) come before, not after
     let is_cause = |i: usize| {
         preceded.is_some_and(|(p, e)| {
-            p.kinds.contains(&events[i].kind) && events[i].host == events[e].host
+            p.kinds.iter().any(|k| k == events[i].kind) && events[i].host == events[e].host
         })
     };
     // counted under borrowed kinds, one String per kind
@@ -472,7 +472,7 @@ fn consequences_of(
             && !is_cause(i)
             && (conseq[i] || primary.is_some_and(|p| events[p].layer != events[i].layer))
         {
-            *counts.entry(events[i].kind.as_str()).or_default() += events[i].weight();
+            *counts.entry(events[i].kind).or_default() += events[i].weight();
         }
     }
     counts
@@ -500,7 +500,7 @@ fn full_summary(
         let rank = pe.rank.or_else(|| {
             j.ranks
                 .iter()
-                .find(|r| r.gpu.is_some() && r.gpu == pe.gpu && r.host == pe.host)
+                .find(|r| r.gpu.is_some() && r.gpu == pe.gpu && r.host.as_deref() == pe.host.as_deref())
                 .map(|r| r.rank)
         });
         if let Some(r) = rank.filter(|_| !summary.contains("(rank") && v.layer != Layer::Unknown) {

@@ -146,7 +146,7 @@ pub(super) fn from_rule(
 pub(super) fn alone(catalog: &Catalog, e: &Event) -> f64 {
     catalog
         .kind
-        .get(&e.kind)
+        .get(e.kind)
         .and_then(|k| k.confidence)
         .unwrap_or(0.5)
 }
@@ -346,7 +346,7 @@ pub(super) fn advice(catalog: &Catalog, e: &Event) -> (String, Vec<String>) {
             return (x.responsibility.clone(), x.actions.clone());
         }
     }
-    if let Some(k) = catalog.kind.get(&e.kind) {
+    if let Some(k) = catalog.kind.get(e.kind) {
         return (k.responsibility.clone(), k.actions.clone());
     }
     (

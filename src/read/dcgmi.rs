@@ -23,7 +23,7 @@ pub fn read(buf: &[u8], ctx: &Ctx) -> Parsed {
             RawEvent {
                 input: ctx.index,
                 line: e.line as u64 + 1,
-                kind: e.kind.clone(),
+                kind: crate::events::intern(&e.kind),
                 code: None,
                 gpu: e.gpu_index.clone(),
                 rank: None,
@@ -35,7 +35,7 @@ pub fn read(buf: &[u8], ctx: &Ctx) -> Parsed {
                 stamp: LineStamp::default(),
                 borrowed_time: false,
                 boot: 0,
-                recognizer: "dcgmi-diag".into(),
+                recognizer: "dcgmi-diag",
                 attrs: e.attrs.into(),
                 bmc: false,
                 suppressed: 0,

@@ -176,12 +176,12 @@ const EXIT_ROUTE_US: i64 = 600_000_000;
 /// host and pid, within ten minutes. The copy with a rank (then the earliest) stays, takes the
 /// details only the other has, and cites it in `also_seen`; so 64 ranks count 64 exits.
 pub(super) fn process_routes(events: Vec<Event>) -> Vec<Event> {
-    let mut by_pid: BTreeMap<(Option<String>, String), Vec<usize>> = BTreeMap::new();
+    let mut by_pid: BTreeMap<(Option<&str>, &str), Vec<usize>> = BTreeMap::new();
     for (i, e) in events.iter().enumerate() {
         if e.kind == "process_exit" {
             if let Some(pid) = e.attrs.get("pid") {
                 by_pid
-                    .entry((e.host.clone(), pid.to_string()))
+                    .entry((e.host.as_deref(), pid))
                     .or_default()
                     .push(i);
             }

@@ -394,19 +394,19 @@ fn event_json(e: &Event, catalog: &Catalog) -> EventJson {
 pub(super) fn event_json_taking(e: &mut Event, catalog: &Catalog) -> EventJson {
     let take = std::mem::take::<String>;
     EventJson {
-        id: take(&mut e.id),
+        id: e.id_text(),
         time: e.time_us.map(iso_us),
         time_quality: e.quality.as_str(),
-        host: e.host.take(),
+        host: e.host.as_deref().map(str::to_string),
         source: SourceJson {
-            path: take(&mut e.source.path),
+            path: e.source.path.to_string(),
             line: e.source.line,
         },
-        title: catalog.title(&e.kind, e.code),
-        kind: take(&mut e.kind),
+        title: catalog.title(e.kind, e.code),
+        kind: e.kind.to_string(),
         code: e.code,
         gpu: e.gpu.take(),
-        gpu_uuid: e.gpu_uuid.take(),
+        gpu_uuid: e.gpu_uuid.as_deref().map(str::to_string),
         rank: e.rank,
         layer: e.layer.as_str(),
         severity: e.severity.as_str(),
@@ -416,7 +416,7 @@ pub(super) fn event_json_taking(e: &mut Event, catalog: &Catalog) -> EventJson {
         also_seen: std::mem::take(&mut e.also_seen)
             .into_iter()
             .map(|s| SourceJson {
-                path: s.path,
+                path: s.path.to_string(),
                 line: s.line,
             })
             .collect(),
@@ -485,7 +485,7 @@ pub(super) fn build_rest(a: &Analysis) -> Report {
             }
             if let Some(p) = inc.primary {
                 if let Some(g) = &a.events[p].gpu {
-                    suspects.push((a.events[p].host.clone(), g.clone()));
+                    suspects.push((a.events[p].host.as_deref().map(str::to_string), g.clone()));
                 }
             }
             IncidentJson {
@@ -507,7 +507,7 @@ pub(super) fn build_rest(a: &Analysis) -> Report {
                     evidence: inc
                         .evidence
                         .iter()
-                        .map(|&i| a.events[i].id.clone())
+                        .map(|&i| a.events[i].id_text())
                         .collect(),
                     responsibility: inc.responsibility.clone(),
                     rule: inc.rule.clone(),
@@ -522,7 +522,7 @@ pub(super) fn build_rest(a: &Analysis) -> Report {
                     })
                     .collect(),
                 actions: inc.actions.clone(),
-                events: inc.events.iter().map(|&i| a.events[i].id.clone()).collect(),
+                events: inc.events.iter().map(|&i| a.events[i].id_text()).collect(),
                 consequences: inc.consequences.clone(),
                 counts: inc.counts.clone(),
                 missing_data: inc.missing.clone(),
@@ -565,7 +565,7 @@ pub(super) fn build_rest(a: &Analysis) -> Report {
         straggler: j.straggler,
         skew_s: j.skew_s.clone(),
         work_lost_s: j.work_lost_s,
-        last_checkpoint: j.last_checkpoint.map(|i| a.events[i].id.clone()),
+        last_checkpoint: j.last_checkpoint.map(|i| a.events[i].id_text()),
     });
     let hosts = hosts(a);
     let gpus = gpus(a, &suspects);
