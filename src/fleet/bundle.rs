@@ -305,7 +305,7 @@ fn gpu_lines(a: &Analysis, rep: &Report, loads: &BTreeMap<String, Vec<i64>>) -> 
             };
             (line, Vec::new())
         });
-        *line.codes.entry(code_key(&e.kind, e.code)).or_default() += 1;
+        *line.codes.entry(code_key(e.kind, e.code)).or_default() += 1;
         if e.severity >= Severity::Error && GPU_LAYERS.contains(&e.layer) {
             line.failures += 1;
             boots.extend(boot_of(e, loads));
@@ -358,7 +358,7 @@ pub fn build(b: &Bundle, a: &Analysis, rep: &Report) -> BundleLine {
     let loads = driver_loads(&a.events);
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     for e in a.events.iter().filter(|e| e.severity >= Severity::Warning) {
-        *counts.entry(code_key(&e.kind, e.code)).or_default() += e.weight();
+        *counts.entry(code_key(e.kind, e.code)).or_default() += e.weight();
     }
     let mut drivers: BTreeSet<String> = BTreeSet::new();
     for h in &rep.hosts {

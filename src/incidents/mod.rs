@@ -161,7 +161,7 @@ fn bursts(events: &[Event], rules: &RuleSet, catalog: &Catalog) -> Vec<Vec<usize
                 gap = us(rules.grouping.gap_s);
             }
             let e = &events[i];
-            if catalog.is_sticky(&e.kind, e.code) || e.kind == "fell_off_bus" {
+            if catalog.is_sticky(e.kind, e.code) || e.kind == "fell_off_bus" {
                 gap = us(rules.grouping.sticky_gap_s);
             }
             cur.push(i);
@@ -277,7 +277,7 @@ pub fn render(template: &str, e: &Event, count: u64, catalog: &Catalog) -> Strin
         .replace("{gpu}", &gpu)
         .replace("{host}", &host)
         .replace("{code}", &e.code.map(|c| c.to_string()).unwrap_or_default())
-        .replace("{title}", &catalog.title(&e.kind, e.code))
+        .replace("{title}", &catalog.title(e.kind, e.code))
         .replace("{xid_title}", &catalog.title("xid", e.code))
         .replace("{count}", &count.to_string())
         .replace("{rank_text}", &rank_text)
@@ -500,7 +500,9 @@ fn full_summary(
         let rank = pe.rank.or_else(|| {
             j.ranks
                 .iter()
-                .find(|r| r.gpu.is_some() && r.gpu == pe.gpu && r.host.as_deref() == pe.host.as_deref())
+                .find(|r| {
+                    r.gpu.is_some() && r.gpu == pe.gpu && r.host.as_deref() == pe.host.as_deref()
+                })
                 .map(|r| r.rank)
         });
         if let Some(r) = rank.filter(|_| !summary.contains("(rank") && v.layer != Layer::Unknown) {

@@ -107,12 +107,7 @@ pub(super) fn assemble(
 
 /// Moves one input's raw events onto `events`, from the back: the raw events' list shrinks as
 /// the timeline's grows (the two are never both whole); the caller puts them back in line order.
-fn move_input(
-    r: &mut InputResult,
-    mut pv: Vec<Pending>,
-    uuids: &Uuids,
-    events: &mut Vec<Event>,
-) {
+fn move_input(r: &mut InputResult, mut pv: Vec<Pending>, uuids: &Uuids, events: &mut Vec<Event>) {
     let mut raw = std::mem::take(&mut r.events);
     let input_host: Option<Arc<str>> = r.host.as_deref().map(|h| Arc::from(short_host_str(h)));
     let path: Arc<str> = Arc::from(r.path.as_str());

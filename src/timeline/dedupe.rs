@@ -17,7 +17,7 @@ type DedupeKey<'e> = (
 fn dedupe_key(e: &Event) -> DedupeKey<'_> {
     (
         e.host.as_deref(),
-        &e.kind,
+        e.kind,
         e.code,
         e.gpu.as_deref(),
         e.body(),
@@ -180,10 +180,7 @@ pub(super) fn process_routes(events: Vec<Event>) -> Vec<Event> {
     for (i, e) in events.iter().enumerate() {
         if e.kind == "process_exit" {
             if let Some(pid) = e.attrs.get("pid") {
-                by_pid
-                    .entry((e.host.as_deref(), pid))
-                    .or_default()
-                    .push(i);
+                by_pid.entry((e.host.as_deref(), pid)).or_default().push(i);
             }
         }
     }

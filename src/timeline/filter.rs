@@ -155,7 +155,7 @@ impl EventFilter {
     }
 
     fn kind_layer_match(&self, e: &Event) -> bool {
-        (self.kinds.is_empty() || self.kinds.iter().any(|k| k.eq_ignore_ascii_case(&e.kind)))
+        (self.kinds.is_empty() || self.kinds.iter().any(|k| k.eq_ignore_ascii_case(e.kind)))
             && (self.layers.is_empty() || self.layers.contains(&e.layer))
     }
 }
