@@ -80,7 +80,10 @@ fn rank_table(inputs: &[InputResult]) -> (BTreeMap<i64, RankInfo>, Option<i64>) 
             e.cuda_dev = e
                 .cuda_dev
                 .or_else(|| a.attrs.get("cuda_dev").and_then(|c| c.parse().ok()));
-            e.gpu = e.gpu.clone().or_else(|| a.gpu.clone());
+            e.gpu = e
+                .gpu
+                .clone()
+                .or_else(|| a.gpu.as_deref().map(str::to_string));
         }
     }
     (ranks, world)
@@ -126,7 +129,7 @@ fn tie_events(events: &mut [Event], ranks: &BTreeMap<i64, RankInfo>) {
         if e.gpu.is_none() {
             if let Some(info) = e.rank.and_then(|r| ranks.get(&r)) {
                 if info.host.is_none() || info.host.as_deref() == e.host.as_deref() {
-                    e.gpu = info.gpu.clone();
+                    e.gpu = info.gpu.as_deref().map(std::sync::Arc::from);
                 }
             }
         }

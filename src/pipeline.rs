@@ -57,15 +57,41 @@ pub struct InputResult {
 /// reallocation of a large block in place, not a copy).
 fn classify(index: usize, mut list: Vec<Located>, catalog: &Catalog) -> Vec<RawEvent> {
     list.shrink_to_fit();
+    let mut gpus = Shared::default();
     let mut raw: Vec<RawEvent> = list
         .into_iter()
-        .map(|l| to_raw(index, l, catalog))
+        .map(|l| to_raw(index, l, catalog, &mut gpus))
         .collect();
     raw.shrink_to_fit();
     raw
 }
 
-fn to_raw(index: usize, loc: Located, catalog: &Catalog) -> RawEvent {
+/// One shared text per distinct GPU id of an input (its events name a few GPUs many times).
+#[derive(Default)]
+struct Shared {
+    last: Option<std::sync::Arc<str>>,
+    made: crate::scan::FastMap<std::sync::Arc<str>, ()>,
+}
+
+impl Shared {
+    fn get(&mut self, s: String) -> std::sync::Arc<str> {
+        if let Some(l) = self.last.as_ref().filter(|l| ***l == *s) {
+            return l.clone();
+        }
+        let a = match self.made.get_key_value(s.as_str()) {
+            Some((a, _)) => a.clone(),
+            None => {
+                let a: std::sync::Arc<str> = std::sync::Arc::from(s);
+                self.made.insert(a.clone(), ());
+                a
+            }
+        };
+        self.last = Some(a.clone());
+        a
+    }
+}
+
+fn to_raw(index: usize, loc: Located, catalog: &Catalog, gpus: &mut Shared) -> RawEvent {
     let d = loc.draft;
     let (layer, severity) = match d.code_table {
         Some(table @ ("xid" | "sxid")) if d.code.is_some() => catalog.classify(table, d.code),
@@ -78,7 +104,7 @@ fn to_raw(index: usize, loc: Located, catalog: &Catalog) -> RawEvent {
         severity: d.severity.unwrap_or(severity),
         kind: d.kind,
         code: d.code,
-        gpu: d.gpu,
+        gpu: d.gpu.map(|g| gpus.get(g)),
         rank: d.rank,
         host: loc.host,
         body: loc.body,

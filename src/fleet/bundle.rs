@@ -280,28 +280,28 @@ fn gpu_lines(a: &Analysis, rep: &Report, loads: &BTreeMap<String, Vec<i64>>) -> 
         if e.severity < Severity::Warning {
             continue;
         }
-        let key = (e.host.as_deref().map(str::to_string), gpu.clone());
+        let key = (e.host.as_deref().map(str::to_string), gpu.to_string());
         let (line, boots) = out.entry(key).or_insert_with(|| {
             let known = by_bus
-                .get(&(e.host.as_deref(), gpu.as_str()))
-                .or_else(|| by_uuid.get(e.gpu_uuid.as_deref().unwrap_or(gpu.as_str())))
+                .get(&(e.host.as_deref(), &**gpu))
+                .or_else(|| by_uuid.get(e.gpu_uuid.as_deref().unwrap_or(gpu)))
                 .map(|&i| &rep.gpus[i]);
             let uuid = e
                 .gpu_uuid
                 .as_deref()
                 .map(str::to_string)
                 .or_else(|| known.and_then(|g| g.uuid.clone()))
-                .or_else(|| gpu.starts_with("GPU-").then(|| gpu.clone()));
+                .or_else(|| gpu.starts_with("GPU-").then(|| gpu.to_string()));
             let line = GpuLine {
                 host: e.host.as_deref().map(str::to_string),
-                bus_id: gpu.clone(),
+                bus_id: gpu.to_string(),
                 uuid,
                 serial: known.and_then(|g| g.serial.clone()),
                 name: known.and_then(|g| g.name.clone()),
                 codes: BTreeMap::new(),
                 failures: 0,
                 boots: Vec::new(),
-                suspect: suspects.contains(&(e.host.as_deref(), gpu.as_str())),
+                suspect: suspects.contains(&(e.host.as_deref(), &**gpu)),
             };
             (line, Vec::new())
         });

@@ -501,7 +501,9 @@ fn full_summary(
             j.ranks
                 .iter()
                 .find(|r| {
-                    r.gpu.is_some() && r.gpu == pe.gpu && r.host.as_deref() == pe.host.as_deref()
+                    r.gpu.is_some()
+                        && r.gpu.as_deref() == pe.gpu.as_deref()
+                        && r.host.as_deref() == pe.host.as_deref()
                 })
                 .map(|r| r.rank)
         });

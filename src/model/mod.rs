@@ -200,8 +200,8 @@ pub struct RawEvent {
     pub kind: &'static str,
     /// Xid/SXid code and the like.
     pub code: Option<i64>,
-    /// Normalized PCI bus id, or an index/UUID.
-    pub gpu: Option<String>,
+    /// Normalized PCI bus id, or an index/UUID: one text shared by the events of a GPU.
+    pub gpu: Option<Arc<str>>,
     /// Job rank, when the line tells it.
     pub rank: Option<i64>,
     /// Host named by the line itself: one text shared by the events of a host.

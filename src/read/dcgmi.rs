@@ -25,7 +25,7 @@ pub fn read(buf: &[u8], ctx: &Ctx) -> Parsed {
                 line: e.line as u64 + 1,
                 kind: crate::events::intern(&e.kind),
                 code: None,
-                gpu: e.gpu_index.clone(),
+                gpu: e.gpu_index.as_deref().map(std::sync::Arc::from),
                 rank: None,
                 host: None,
                 layer,

@@ -109,7 +109,7 @@ pub fn events(ctx: &Ctx, dump: &nvidia_smi::SmiDump, at: &At, out: &mut Vec<RawE
             line: (at.base + e.line) as u64 + 1,
             kind: e.kind,
             code: None,
-            gpu: e.gpu.clone(),
+            gpu: e.gpu.as_deref().map(std::sync::Arc::from),
             rank: None,
             host: at.host.as_deref().map(std::sync::Arc::from),
             layer,

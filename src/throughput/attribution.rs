@@ -324,7 +324,7 @@ pub fn incidents(
         for &i in &members {
             if let Some(g) = &events[i].gpu {
                 if inc.evidence.contains(&i) {
-                    gpus.insert(g.clone());
+                    gpus.insert(g.to_string());
                 }
             }
             if let Some(h) = &events[i].host {

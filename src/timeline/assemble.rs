@@ -139,7 +139,7 @@ fn timeline_event(
     uuids: &Uuids,
 ) -> Event {
     let gpu_uuid = match (&host, &e.gpu) {
-        (Some(h), Some(g)) if !uuids.is_empty() => uuids.get(&(&**h, g.as_str())).cloned(),
+        (Some(h), Some(g)) if !uuids.is_empty() => uuids.get(&(&**h, &**g)).cloned(),
         _ => None,
     };
     let quality = if p.time_us.is_none() {

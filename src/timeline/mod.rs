@@ -53,8 +53,8 @@ pub struct Event {
     pub kind: &'static str,
     /// Code.
     pub code: Option<i64>,
-    /// GPU bus id (or index/UUID).
-    pub gpu: Option<String>,
+    /// GPU bus id (or index/UUID): one text shared by the events of a GPU.
+    pub gpu: Option<Arc<str>>,
     /// GPU UUID when known: one text shared by the events of a GPU.
     pub gpu_uuid: Option<Arc<str>>,
     /// Rank.

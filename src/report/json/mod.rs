@@ -405,7 +405,7 @@ pub(super) fn event_json_taking(e: &mut Event, catalog: &Catalog) -> EventJson {
         title: catalog.title(e.kind, e.code),
         kind: e.kind.to_string(),
         code: e.code,
-        gpu: e.gpu.take(),
+        gpu: e.gpu.as_deref().map(str::to_string),
         gpu_uuid: e.gpu_uuid.as_deref().map(str::to_string),
         rank: e.rank,
         layer: e.layer.as_str(),
@@ -485,7 +485,10 @@ pub(super) fn build_rest(a: &Analysis) -> Report {
             }
             if let Some(p) = inc.primary {
                 if let Some(g) = &a.events[p].gpu {
-                    suspects.push((a.events[p].host.as_deref().map(str::to_string), g.clone()));
+                    suspects.push((
+                        a.events[p].host.as_deref().map(str::to_string),
+                        g.to_string(),
+                    ));
                 }
             }
             IncidentJson {
