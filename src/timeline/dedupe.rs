@@ -148,6 +148,10 @@ pub(super) fn bmc_routes(events: Vec<Event>) -> Vec<Event> {
             }
         }
     }
+    if merged_into.is_empty() {
+        // nothing merged (no BMC events, nearly always): the list as it is, not moved again
+        return events;
+    }
     let mut cites: BTreeMap<usize, Vec<crate::model::SourceRef>> = BTreeMap::new();
     for (&b, &a) in &merged_into {
         let e = &events[b];

@@ -389,8 +389,9 @@ fn event_json(e: &Event, catalog: &Catalog) -> EventJson {
     event_json_taking(&mut e.clone(), catalog)
 }
 
-/// The JSON form of an event whose texts are moved out of it (left empty): the report of a
-/// whole analysis holds each event's strings once, not a copy beside the timeline's.
+/// The JSON form of an event whose own texts (message, details, other places) are moved out of
+/// it (left empty): the report of a whole analysis holds them once, not a copy beside the
+/// timeline's. The texts it shares with other events (host, path, kind, GPU) are copied.
 pub(super) fn event_json_taking(e: &mut Event, catalog: &Catalog) -> EventJson {
     let take = std::mem::take::<String>;
     EventJson {
@@ -431,9 +432,9 @@ pub fn build(a: &Analysis, catalog: &Catalog) -> Report {
     r
 }
 
-/// Builds the report value, moving the events' texts (id, host, path, kind, GPU, message,
-/// details) into it instead of copying them: afterwards `a.events` keeps only their times,
-/// codes, places and counts. For a caller done with the timeline once the report is built.
+/// Builds the report value, moving the events' own texts (message, details, other places) into
+/// it instead of copying them: afterwards `a.events` keeps their times, codes, shared texts,
+/// places and counts. For a caller done with the timeline once the report is built.
 pub fn build_taking(a: &mut Analysis, catalog: &Catalog) -> Report {
     let mut r = build_rest(a);
     r.events = a
