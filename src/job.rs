@@ -74,13 +74,16 @@ fn rank_table(inputs: &[InputResult]) -> (BTreeMap<i64, RankInfo>, Option<i64>) 
             e.host = e
                 .host
                 .clone()
-                .or_else(|| a.host.clone())
+                .or_else(|| a.host.as_deref().map(str::to_string))
                 .or_else(|| r.host.clone());
             e.pid = e.pid.or_else(|| pid_of(&a.message));
             e.cuda_dev = e
                 .cuda_dev
                 .or_else(|| a.attrs.get("cuda_dev").and_then(|c| c.parse().ok()));
-            e.gpu = e.gpu.clone().or_else(|| a.gpu.clone());
+            e.gpu = e
+                .gpu
+                .clone()
+                .or_else(|| a.gpu.as_deref().map(str::to_string));
         }
     }
     (ranks, world)
@@ -125,8 +128,8 @@ fn tie_events(events: &mut [Event], ranks: &BTreeMap<i64, RankInfo>) {
         }
         if e.gpu.is_none() {
             if let Some(info) = e.rank.and_then(|r| ranks.get(&r)) {
-                if info.host.is_none() || info.host == e.host {
-                    e.gpu = info.gpu.clone();
+                if info.host.is_none() || info.host.as_deref() == e.host.as_deref() {
+                    e.gpu = info.gpu.as_deref().map(std::sync::Arc::from);
                 }
             }
         }
@@ -156,11 +159,11 @@ pub fn build(inputs: &[InputResult], events: &mut [Event]) -> Option<JobInfo> {
             let info = ranks.get_mut(&r).expect("inserted above");
             if info.host.is_none()
                 && matches!(
-                    e.kind.as_str(),
+                    e.kind,
                     "nccl_timeout" | "process_exit" | "cuda_oom" | "cuda_error" | "nccl_error"
                 )
             {
-                info.host = Some(h.clone());
+                info.host = Some(h.to_string());
             }
         }
     }
@@ -237,7 +240,7 @@ fn skew(events: &[Event]) -> BTreeMap<String, f64> {
         starts
             .entry((seq.to_string(), op))
             .or_default()
-            .push((h.clone(), t - ran * 1000));
+            .push((h.to_string(), t - ran * 1000));
     }
     let mut per_host: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for list in starts.values() {

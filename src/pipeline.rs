@@ -57,15 +57,41 @@ pub struct InputResult {
 /// reallocation of a large block in place, not a copy).
 fn classify(index: usize, mut list: Vec<Located>, catalog: &Catalog) -> Vec<RawEvent> {
     list.shrink_to_fit();
+    let mut gpus = Shared::default();
     let mut raw: Vec<RawEvent> = list
         .into_iter()
-        .map(|l| to_raw(index, l, catalog))
+        .map(|l| to_raw(index, l, catalog, &mut gpus))
         .collect();
     raw.shrink_to_fit();
     raw
 }
 
-fn to_raw(index: usize, loc: Located, catalog: &Catalog) -> RawEvent {
+/// One shared text per distinct GPU id of an input (its events name a few GPUs many times).
+#[derive(Default)]
+struct Shared {
+    last: Option<std::sync::Arc<str>>,
+    made: crate::scan::FastMap<std::sync::Arc<str>, ()>,
+}
+
+impl Shared {
+    fn get(&mut self, s: String) -> std::sync::Arc<str> {
+        if let Some(l) = self.last.as_ref().filter(|l| ***l == *s) {
+            return l.clone();
+        }
+        let a = match self.made.get_key_value(s.as_str()) {
+            Some((a, _)) => a.clone(),
+            None => {
+                let a: std::sync::Arc<str> = std::sync::Arc::from(s);
+                self.made.insert(a.clone(), ());
+                a
+            }
+        };
+        self.last = Some(a.clone());
+        a
+    }
+}
+
+fn to_raw(index: usize, loc: Located, catalog: &Catalog, gpus: &mut Shared) -> RawEvent {
     let d = loc.draft;
     let (layer, severity) = match d.code_table {
         Some(table @ ("xid" | "sxid")) if d.code.is_some() => catalog.classify(table, d.code),
@@ -76,17 +102,17 @@ fn to_raw(index: usize, loc: Located, catalog: &Catalog) -> RawEvent {
         line: loc.line,
         layer: d.layer.unwrap_or(layer),
         severity: d.severity.unwrap_or(severity),
-        kind: d.kind.to_string(),
+        kind: d.kind,
         code: d.code,
-        gpu: d.gpu,
+        gpu: d.gpu.map(|g| gpus.get(g)),
         rank: d.rank,
-        host: loc.host.map(|h| h.to_string()),
+        host: loc.host,
         body: loc.body,
         message: loc.message.to_string(),
         stamp: loc.stamp,
         borrowed_time: loc.borrowed,
         boot: 0,
-        recognizer: d.recognizer.to_string(),
+        recognizer: d.recognizer,
         attrs: d.attrs,
         bmc: d.bmc,
         suppressed: loc.suppressed,
@@ -108,7 +134,7 @@ impl scan::Capped for RawEvent {
         // progress samples are thinned by the scanner, never capped: a slowdown needs the series
         (self.kind != "progress").then_some((
             self.host.as_deref(),
-            &self.kind,
+            self.kind,
             self.code,
             self.gpu.as_deref(),
             self.rank,
@@ -298,7 +324,7 @@ fn most_common_host(events: &[RawEvent]) -> Option<String> {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for e in events {
         if let Some(h) = &e.host {
-            *counts.entry(h.as_str()).or_default() += 1;
+            *counts.entry(h).or_default() += 1;
         }
     }
     counts

@@ -114,7 +114,7 @@ impl Preceded {
         let (Some(c), Some(e)) = (cause.time_us, effect.time_us) else {
             return false;
         };
-        self.kinds.contains(&cause.kind)
+        self.kinds.iter().any(|k| k == cause.kind)
             && self.min_severity.is_none_or(|s| cause.severity >= s)
             && cause.host.is_some()
             && cause.host == effect.host
@@ -349,7 +349,7 @@ impl RuleSet {
 
     /// True when an event is a consequence of some other fault.
     pub fn is_consequence(&self, e: &Event) -> bool {
-        self.consequences.kinds.contains(&e.kind)
+        self.consequences.kinds.iter().any(|k| k == e.kind)
             || (e.kind == "xid" && e.code.is_some_and(|c| self.consequences.xid.contains(&c)))
             || self
                 .consequences
@@ -367,7 +367,7 @@ impl Match {
         } else if !self.sxid.is_empty() {
             e.kind == "sxid" && e.code.is_some_and(|c| self.sxid.contains(&c))
         } else {
-            self.kinds.is_empty() || self.kinds.contains(&e.kind)
+            self.kinds.is_empty() || self.kinds.iter().any(|k| k == e.kind)
         };
         kind_ok
             && self.min_severity.is_none_or(|s| e.severity >= s)

@@ -102,7 +102,11 @@ fn first_fault(a: &faultline::Analysis) -> (Option<String>, Option<i64>, String)
     let inc = a.top().expect("an incident");
     let p = inc.primary.expect("a primary event");
     let e = &a.events[p];
-    (e.host.clone(), e.rank, e.kind.clone())
+    (
+        e.host.as_deref().map(str::to_string),
+        e.rank,
+        e.kind.to_string(),
+    )
 }
 
 #[test]

@@ -219,7 +219,7 @@ fn driver_loads(events: &[Event]) -> BTreeMap<String, Vec<i64>> {
     for e in events.iter().filter(|e| e.kind == "driver_load") {
         if let Some(t) = e.time_us {
             let start = e.uptime_us.map_or(t, |u| t - u as i64);
-            m.entry(e.host.clone().unwrap_or_default())
+            m.entry(e.host.as_deref().unwrap_or_default().to_string())
                 .or_default()
                 .push(start.div_euclid(1_000_000));
         }
@@ -280,31 +280,32 @@ fn gpu_lines(a: &Analysis, rep: &Report, loads: &BTreeMap<String, Vec<i64>>) -> 
         if e.severity < Severity::Warning {
             continue;
         }
-        let key = (e.host.clone(), gpu.clone());
+        let key = (e.host.as_deref().map(str::to_string), gpu.to_string());
         let (line, boots) = out.entry(key).or_insert_with(|| {
             let known = by_bus
-                .get(&(e.host.as_deref(), gpu.as_str()))
-                .or_else(|| by_uuid.get(e.gpu_uuid.as_deref().unwrap_or(gpu.as_str())))
+                .get(&(e.host.as_deref(), &**gpu))
+                .or_else(|| by_uuid.get(e.gpu_uuid.as_deref().unwrap_or(gpu)))
                 .map(|&i| &rep.gpus[i]);
             let uuid = e
                 .gpu_uuid
-                .clone()
+                .as_deref()
+                .map(str::to_string)
                 .or_else(|| known.and_then(|g| g.uuid.clone()))
-                .or_else(|| gpu.starts_with("GPU-").then(|| gpu.clone()));
+                .or_else(|| gpu.starts_with("GPU-").then(|| gpu.to_string()));
             let line = GpuLine {
-                host: e.host.clone(),
-                bus_id: gpu.clone(),
+                host: e.host.as_deref().map(str::to_string),
+                bus_id: gpu.to_string(),
                 uuid,
                 serial: known.and_then(|g| g.serial.clone()),
                 name: known.and_then(|g| g.name.clone()),
                 codes: BTreeMap::new(),
                 failures: 0,
                 boots: Vec::new(),
-                suspect: suspects.contains(&(e.host.as_deref(), gpu.as_str())),
+                suspect: suspects.contains(&(e.host.as_deref(), &**gpu)),
             };
             (line, Vec::new())
         });
-        *line.codes.entry(code_key(&e.kind, e.code)).or_default() += 1;
+        *line.codes.entry(code_key(e.kind, e.code)).or_default() += 1;
         if e.severity >= Severity::Error && GPU_LAYERS.contains(&e.layer) {
             line.failures += 1;
             boots.extend(boot_of(e, loads));
@@ -337,7 +338,7 @@ fn incident_lines(
                 responsibility: inc.responsibility.clone(),
                 start: j.start.clone(),
                 end: j.end.clone(),
-                host: pe.and_then(|e| e.host.clone()),
+                host: pe.and_then(|e| e.host.as_deref().map(str::to_string)),
                 hosts: inc.hosts.clone(),
                 gpus: inc.gpus.clone(),
                 boot: pe.and_then(|e| boot_of(e, loads)).map(iso_s),
@@ -357,7 +358,7 @@ pub fn build(b: &Bundle, a: &Analysis, rep: &Report) -> BundleLine {
     let loads = driver_loads(&a.events);
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     for e in a.events.iter().filter(|e| e.severity >= Severity::Warning) {
-        *counts.entry(code_key(&e.kind, e.code)).or_default() += e.weight();
+        *counts.entry(code_key(e.kind, e.code)).or_default() += e.weight();
     }
     let mut drivers: BTreeSet<String> = BTreeSet::new();
     for h in &rep.hosts {

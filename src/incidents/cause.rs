@@ -33,7 +33,7 @@ pub(super) fn cause_of(
 /// detected)` from the SEL, `Fan failure (FAN0001: Fan 6A RPM is less than …)` from a
 /// Lifecycle or Redfish record.
 fn describe(c: &Event, catalog: &Catalog) -> String {
-    let title = catalog.title(&c.kind, c.code);
+    let title = catalog.title(c.kind, c.code);
     let a = |k: &str| c.attrs.get(k);
     let detail = match (a("sensor"), a("event"), a("message_id"), a("message")) {
         (Some(s), Some(ev), _, _) => Some(format!("{s}: {ev}")),

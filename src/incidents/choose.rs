@@ -31,19 +31,42 @@ struct Pool<'e> {
 
 impl<'e> Pool<'e> {
     fn new(all: &'e [usize], events: &'e [Event]) -> Pool<'e> {
-        let mut by_kind: HashMap<&str, Vec<usize>> = HashMap::default();
-        let mut by_code: HashMap<(&str, i64), Vec<usize>> = HashMap::default();
+        // kinds are interned: each event's kind is found by its text's place (no text hashed or
+        // compared per event), and the few places resolved to their texts once
+        let mut slots: HashMap<(usize, usize), usize> = HashMap::default();
+        let mut names: Vec<&'e str> = Vec::new();
+        let mut kinds: Vec<Vec<usize>> = Vec::new();
+        let mut codes: HashMap<(usize, i64), Vec<usize>> = HashMap::default();
+        let mut last: Option<((usize, usize), usize)> = None;
         for (pos, &i) in all.iter().enumerate() {
-            let e = &events[i];
-            by_kind.entry(e.kind.as_str()).or_default().push(pos);
-            if let Some(c) = e.code {
-                by_code.entry((e.kind.as_str(), c)).or_default().push(pos);
+            let kind = events[i].kind;
+            let place = (kind.as_ptr() as usize, kind.len());
+            let slot = match last {
+                Some((p, s)) if p == place => s,
+                _ => {
+                    let s = *slots.entry(place).or_insert_with(|| {
+                        names.iter().position(|n| *n == kind).unwrap_or_else(|| {
+                            names.push(kind);
+                            kinds.push(Vec::new());
+                            names.len() - 1
+                        })
+                    });
+                    last = Some((place, s));
+                    s
+                }
+            };
+            kinds[slot].push(pos);
+            if let Some(c) = events[i].code {
+                codes.entry((slot, c)).or_default().push(pos);
             }
         }
         Pool {
             all,
-            by_kind,
-            by_code,
+            by_kind: names.iter().copied().zip(kinds).collect(),
+            by_code: codes
+                .into_iter()
+                .map(|((slot, c), list)| ((names[slot], c), list))
+                .collect(),
         }
     }
 
@@ -158,8 +181,8 @@ pub(super) fn explains<'a>(
         return None;
     }
     table.iter().find(|x| {
-        x.cause.contains(&c.kind)
-            && x.effect.contains(&e.kind)
+        x.cause.iter().any(|k| k == c.kind)
+            && x.effect.iter().any(|k| k == e.kind)
             && (x.cause_min_severity.is_none_or(|s| c.severity >= s))
             && no_later(c, e, ci, ei, x.after_s)
     })

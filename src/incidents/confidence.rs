@@ -35,7 +35,7 @@ pub(super) fn of_rule(
     if has_alternatives {
         c -= 0.1;
     }
-    if GENERIC.contains(&p.kind.as_str()) {
+    if GENERIC.contains(&p.kind) {
         c -= 0.15;
     }
     if p.severity <= Severity::Warning && fitting.iter().map(|e| e.weight()).sum::<u64>() <= 1 {

@@ -160,13 +160,13 @@ pub fn add_driver_drift(incidents: &mut [Incident], events: &[Event], p: &DriftP
 
 /// The last change of the loaded driver version on `host` before `start`: the confidence it
 /// gets as an alternative, a sentence, and the load that changed it.
-fn load_drift(events: &[Event], host: &String, start: i64) -> Option<(f64, String, usize)> {
+fn load_drift(events: &[Event], host: &str, start: i64) -> Option<(f64, String, usize)> {
     let mut loads: Vec<(usize, &Event)> = events
         .iter()
         .enumerate()
         .filter(|(_, e)| {
             e.kind == "driver_load"
-                && e.host.as_ref() == Some(host)
+                && e.host.as_deref() == Some(host)
                 && e.time_us.is_some_and(|t| t <= start)
         })
         .collect();

@@ -182,7 +182,9 @@ impl<'a> Facts<'a> {
         let causes = rf.causes.get_or_insert_with(|| {
             let mut m: FastMap<Option<&str>, Vec<i64>> = FastMap::default();
             for c in members.iter().map(|&i| &events[i]) {
-                if p.kinds.contains(&c.kind) && p.min_severity.is_none_or(|s| c.severity >= s) {
+                if p.kinds.iter().any(|k| k == c.kind)
+                    && p.min_severity.is_none_or(|s| c.severity >= s)
+                {
                     if let (Some(ct), Some(_)) = (c.time_us, &c.host) {
                         m.entry(c.host.as_deref()).or_default().push(ct);
                     }

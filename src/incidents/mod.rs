@@ -161,7 +161,7 @@ fn bursts(events: &[Event], rules: &RuleSet, catalog: &Catalog) -> Vec<Vec<usize
                 gap = us(rules.grouping.gap_s);
             }
             let e = &events[i];
-            if catalog.is_sticky(&e.kind, e.code) || e.kind == "fell_off_bus" {
+            if catalog.is_sticky(e.kind, e.code) || e.kind == "fell_off_bus" {
                 gap = us(rules.grouping.sticky_gap_s);
             }
             cur.push(i);
@@ -277,7 +277,7 @@ pub fn render(template: &str, e: &Event, count: u64, catalog: &Catalog) -> Strin
         .replace("{gpu}", &gpu)
         .replace("{host}", &host)
         .replace("{code}", &e.code.map(|c| c.to_string()).unwrap_or_default())
-        .replace("{title}", &catalog.title(&e.kind, e.code))
+        .replace("{title}", &catalog.title(e.kind, e.code))
         .replace("{xid_title}", &catalog.title("xid", e.code))
         .replace("{count}", &count.to_string())
         .replace("{rank_text}", &rank_text)
@@ -462,7 +462,7 @@ fn consequences_of(
     // the cause's kinds on its host (also below the cause's severity) come before, not after
     let is_cause = |i: usize| {
         preceded.is_some_and(|(p, e)| {
-            p.kinds.contains(&events[i].kind) && events[i].host == events[e].host
+            p.kinds.iter().any(|k| k == events[i].kind) && events[i].host == events[e].host
         })
     };
     // counted under borrowed kinds, one String per kind
@@ -472,7 +472,7 @@ fn consequences_of(
             && !is_cause(i)
             && (conseq[i] || primary.is_some_and(|p| events[p].layer != events[i].layer))
         {
-            *counts.entry(events[i].kind.as_str()).or_default() += events[i].weight();
+            *counts.entry(events[i].kind).or_default() += events[i].weight();
         }
     }
     counts
@@ -500,7 +500,11 @@ fn full_summary(
         let rank = pe.rank.or_else(|| {
             j.ranks
                 .iter()
-                .find(|r| r.gpu.is_some() && r.gpu == pe.gpu && r.host == pe.host)
+                .find(|r| {
+                    r.gpu.is_some()
+                        && r.gpu.as_deref() == pe.gpu.as_deref()
+                        && r.host.as_deref() == pe.host.as_deref()
+                })
                 .map(|r| r.rank)
         });
         if let Some(r) = rank.filter(|_| !summary.contains("(rank") && v.layer != Layer::Unknown) {

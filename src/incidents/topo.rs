@@ -34,14 +34,14 @@ pub fn add_nic_gpus(incidents: &mut [Incident], events: &[Event], inputs: &[Inpu
         let Some(host) = events[p].host.clone() else {
             continue;
         };
-        let Some(topo) = topos.get(&host) else {
+        let Some(topo) = topos.get(&*host) else {
             continue;
         };
         let mut nics: Vec<&str> = inc
             .events
             .iter()
             .map(|&i| &events[i])
-            .filter(|e| e.kind == "ib_link" && e.host.as_deref() == Some(host.as_str()))
+            .filter(|e| e.kind == "ib_link" && e.host.as_deref() == Some(&*host))
             .filter_map(nic_of)
             .collect();
         nics.dedup();

@@ -50,7 +50,7 @@ pub(super) fn tally(members: &[usize], events: &[Event], conseq: &[bool]) -> Tal
         if let Some(r) = e.rank {
             ranks.insert(r);
         }
-        *counts.entry((&e.kind, e.code)).or_default() += e.weight();
+        *counts.entry((e.kind, e.code)).or_default() += e.weight();
     }
     let mut t = Tally {
         hosts: hosts.into_iter().map(str::to_string).collect(),
@@ -146,7 +146,7 @@ pub(super) fn from_rule(
 pub(super) fn alone(catalog: &Catalog, e: &Event) -> f64 {
     catalog
         .kind
-        .get(&e.kind)
+        .get(e.kind)
         .and_then(|k| k.confidence)
         .unwrap_or(0.5)
 }
@@ -160,7 +160,7 @@ pub(super) fn from_event(i: usize, events: &[Event], catalog: &Catalog) -> Verdi
         confidence: alone(catalog, e),
         summary: format!(
             "{} on {}",
-            catalog.title(&e.kind, e.code),
+            catalog.title(e.kind, e.code),
             e.host.clone().unwrap_or_else(|| "(unknown host)".into())
         ),
         responsibility,
@@ -270,7 +270,7 @@ pub(super) fn suspects(members: &[usize], events: &[Event]) -> Vec<Alternative> 
 pub(super) fn benign<'c>(catalog: &'c Catalog, e: &Event) -> Option<&'c str> {
     // the details are looked at only for the kind that needs them
     let from_switch = e.kind == "nvlink_error" && e.attrs.contains_key("switch");
-    catalog.benign(&e.kind, e.code, from_switch)
+    catalog.benign(e.kind, e.code, from_switch)
 }
 
 /// Whether an event belongs to the bring-up of its host: this soon after the boot (uptime) or
@@ -306,7 +306,7 @@ pub(super) fn discounted_only(
     let bring_up = discounted
         .iter()
         .all(|&i| at_bring_up(&events[i], &loads, rules));
-    let title = catalog.title(&e.kind, e.code);
+    let title = catalog.title(e.kind, e.code);
     let host = e.host.clone().unwrap_or_else(|| "(unknown host)".into());
     let when = if bring_up { " at bring-up" } else { "" };
     let mut alternatives = Vec::new();
@@ -346,7 +346,7 @@ pub(super) fn advice(catalog: &Catalog, e: &Event) -> (String, Vec<String>) {
             return (x.responsibility.clone(), x.actions.clone());
         }
     }
-    if let Some(k) = catalog.kind.get(&e.kind) {
+    if let Some(k) = catalog.kind.get(e.kind) {
         return (k.responsibility.clone(), k.actions.clone());
     }
     (

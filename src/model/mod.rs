@@ -1,6 +1,7 @@
 //! Core value types shared by every pipeline stage: layers, severities, time stamps and events.
 
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 mod attrs;
 mod body;
 
@@ -180,8 +181,9 @@ impl LineStamp {
 /// Where an event came from: the input path and the 1-based line.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SourceRef {
-    /// Input path as given, or `archive!member`.
-    pub path: String,
+    /// Input path as given, or `archive!member`: one text shared by the events of an input.
+    #[serde(serialize_with = "serialize_shared")]
+    pub path: Arc<str>,
     /// 1-based line in the (decompressed) input.
     pub line: u64,
 }
@@ -193,16 +195,17 @@ pub struct RawEvent {
     pub input: usize,
     /// 1-based line of the record's first line.
     pub line: u64,
-    /// Event kind (contract list, extendable).
-    pub kind: String,
+    /// Event kind (contract list, extendable): a name of the knowledge data or a literal,
+    /// interned (see [`crate::events::intern`]).
+    pub kind: &'static str,
     /// Xid/SXid code and the like.
     pub code: Option<i64>,
-    /// Normalized PCI bus id, or an index/UUID.
-    pub gpu: Option<String>,
+    /// Normalized PCI bus id, or an index/UUID: one text shared by the events of a GPU.
+    pub gpu: Option<Arc<str>>,
     /// Job rank, when the line tells it.
     pub rank: Option<i64>,
-    /// Host named by the line itself.
-    pub host: Option<String>,
+    /// Host named by the line itself: one text shared by the events of a host.
+    pub host: Option<Arc<str>>,
     /// Layer this event points at on its own.
     pub layer: Layer,
     /// Severity on its own.
@@ -218,8 +221,8 @@ pub struct RawEvent {
     pub borrowed_time: bool,
     /// Boot segment within the input (increments when uptime goes backwards).
     pub boot: u32,
-    /// The recognizer that produced the event.
-    pub recognizer: String,
+    /// The recognizer that produced the event (interned, like the kind).
+    pub recognizer: &'static str,
     /// Structured details (pid, process, versions, peers, ...).
     pub attrs: Attrs,
     /// Seen by the server's management controller (BMC clock).
@@ -233,4 +236,9 @@ impl RawEvent {
     pub fn body(&self) -> &str {
         self.body.text(&self.message)
     }
+}
+
+/// A shared text serialized as the text.
+fn serialize_shared<S: serde::Serializer>(s: &Arc<str>, ser: S) -> Result<S::Ok, S::Error> {
+    ser.serialize_str(s)
 }

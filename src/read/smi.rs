@@ -107,11 +107,11 @@ pub fn events(ctx: &Ctx, dump: &nvidia_smi::SmiDump, at: &At, out: &mut Vec<RawE
         out.push(RawEvent {
             input: ctx.index,
             line: (at.base + e.line) as u64 + 1,
-            kind: e.kind.to_string(),
+            kind: e.kind,
             code: None,
-            gpu: e.gpu.clone(),
+            gpu: e.gpu.as_deref().map(std::sync::Arc::from),
             rank: None,
-            host: at.host.clone(),
+            host: at.host.as_deref().map(std::sync::Arc::from),
             layer,
             severity: if e.severity == Severity::Info {
                 Severity::Warning
@@ -126,7 +126,7 @@ pub fn events(ctx: &Ctx, dump: &nvidia_smi::SmiDump, at: &At, out: &mut Vec<RawE
             stamp: at.stamp,
             borrowed_time: false,
             boot: 0,
-            recognizer: "nvidia-smi-q".into(),
+            recognizer: "nvidia-smi-q",
             attrs: e.attrs.clone().into(),
             bmc: false,
             suppressed: 0,

@@ -33,7 +33,7 @@ pub fn known_hosts(a: &crate::Analysis) -> std::collections::BTreeSet<String> {
     let mut hosts = std::collections::BTreeSet::new();
     for e in &a.events {
         if let Some(h) = &e.host {
-            hosts.insert(h.clone());
+            hosts.insert(h.to_string());
         }
     }
     for r in &a.inputs {

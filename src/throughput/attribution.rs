@@ -52,7 +52,7 @@ fn relation(e: &Event, s: &Slowdown, before_us: i64, after_us: i64) -> Option<f6
         _ => penalty += UNTIMED_PENALTY,
     }
     if let (Some(a), Some(b)) = (&s.host, &e.host) {
-        if a != b {
+        if **a != **b {
             penalty += OTHER_HOST_PENALTY;
         }
     }
@@ -93,7 +93,7 @@ fn candidates<'r>(
             }
             // another host only counts when it belongs to the same job
             if let (Some(h), Some(sh)) = (&e.host, &s.host) {
-                if h != sh && !job_hosts.contains(h) {
+                if **h != **sh && !job_hosts.contains(&**h) {
                     continue;
                 }
             }
@@ -127,7 +127,7 @@ fn missing_data(s: &Slowdown, inputs: &[InputResult], events: &[Event]) -> Vec<S
         (Some(h), Some(rh)) => short_host(rh) == *h,
         (Some(h), None) => events
             .iter()
-            .any(|e| e.input == r.index && e.host.as_ref() == Some(h)),
+            .any(|e| e.input == r.index && e.host.as_deref() == Some(h.as_str())),
         (None, _) => true,
     };
     let has = |fs: &[Format]| inputs.iter().any(|r| fs.contains(&r.format) && on_host(r));
@@ -324,11 +324,11 @@ pub fn incidents(
         for &i in &members {
             if let Some(g) = &events[i].gpu {
                 if inc.evidence.contains(&i) {
-                    gpus.insert(g.clone());
+                    gpus.insert(g.to_string());
                 }
             }
             if let Some(h) = &events[i].host {
-                hosts.insert(h.clone());
+                hosts.insert(h.to_string());
             }
         }
         inc.gpus = gpus.into_iter().collect();
@@ -337,7 +337,7 @@ pub fn incidents(
             let e = &events[i];
             let key = match e.code {
                 Some(c) => format!("{}:{c}", e.kind),
-                None => e.kind.clone(),
+                None => e.kind.to_string(),
             };
             *inc.counts.entry(key).or_default() += e.weight();
         }

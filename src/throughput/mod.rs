@@ -186,15 +186,15 @@ pub fn drop_event(s: &Slowdown) -> Event {
     attrs.insert("ratio".into(), format!("{}", s.ratio));
     attrs.insert("series".into(), s.label.clone());
     Event {
-        id: String::new(),
+        id: 0,
         time_us: s.start_us,
         quality: s.quality,
         uptime_us: None,
-        host: s.host.clone(),
+        host: s.host.as_deref().map(std::sync::Arc::from),
         source: s.first.clone(),
         input: s.input,
         boot: 0,
-        kind: "throughput_drop".into(),
+        kind: "throughput_drop",
         code: None,
         gpu: None,
         gpu_uuid: None,

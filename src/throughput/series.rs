@@ -98,7 +98,7 @@ pub struct Sample {
     /// Input index.
     pub input: usize,
     /// Input path.
-    pub path: String,
+    pub path: std::sync::Arc<str>,
     /// 1-based line.
     pub line: u64,
     /// Position among the updates glued into one line (progress bars).
@@ -242,7 +242,7 @@ pub fn build(progress: &[Event], events: &[Event]) -> Vec<Series> {
         };
         let key = SeriesKey {
             metric,
-            host: e.host.clone(),
+            host: e.host.as_deref().map(str::to_string),
             rank: e.rank,
             label,
         };

@@ -6,6 +6,7 @@ use super::{merge_attachments, short_host_str, Event};
 use crate::model::{RawEvent, SourceRef, TimeQuality};
 use crate::pipeline::InputResult;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// GPU identities: (host, bus id) → (UUID, serial).
 pub(super) type Identities = BTreeMap<(String, String), (Option<String>, Option<String>)>;
@@ -26,7 +27,7 @@ pub(super) fn identities(results: &[InputResult]) -> Identities {
             let Some(g) = a.gpu.as_deref().or(last_gpu) else {
                 continue;
             };
-            let host = a.host.as_ref().or(r.host.as_ref()).cloned();
+            let host = a.host.as_deref().or(r.host.as_deref()).map(str::to_string);
             let ent = identities
                 .entry((host.unwrap_or_default(), g.to_string()))
                 .or_default();
@@ -41,13 +42,43 @@ pub(super) fn identities(results: &[InputResult]) -> Identities {
     identities
 }
 
-/// A host name shortened (see [`super::short_host`]) in the String it came in (no copy when it
-/// is short already).
-fn shorten(mut h: String) -> String {
-    let n = short_host_str(&h).len();
-    h.truncate(n);
-    h
+/// Short host names (see [`super::short_host`]), one shared text per distinct name: the events of
+/// a host share their scan's text, so a name is shortened once per run of events holding it.
+#[derive(Default)]
+struct Shortened {
+    /// The last name seen (by its text's address) and its short form.
+    last: Option<(Arc<str>, Arc<str>)>,
+    /// Short forms by full name.
+    made: crate::scan::FastMap<Arc<str>, Arc<str>>,
 }
+
+impl Shortened {
+    fn get(&mut self, h: Arc<str>) -> Arc<str> {
+        if let Some((full, short)) = &self.last {
+            if Arc::ptr_eq(full, &h) {
+                return short.clone();
+            }
+        }
+        let short = match self.made.get(&h) {
+            Some(s) => s.clone(),
+            None => {
+                let n = short_host_str(&h).len();
+                let s: Arc<str> = if n == h.len() {
+                    h.clone()
+                } else {
+                    Arc::from(&h[..n])
+                };
+                self.made.insert(h.clone(), s.clone());
+                s
+            }
+        };
+        self.last = Some((h, short.clone()));
+        short
+    }
+}
+
+/// GPU UUIDs by (short host, bus id), each shared by the events of its GPU.
+type Uuids<'a> = crate::scan::FastMap<(&'a str, &'a str), Arc<str>>;
 
 /// Moves every input's raw events to the timeline, in input order and line order within one
 /// input. Grown in steps as the raw events' lists shrink (reserved whole up front, it would
@@ -58,9 +89,9 @@ pub(super) fn assemble(
     identities: &Identities,
 ) -> Vec<Event> {
     // looked up per event by borrowed keys
-    let uuids: crate::scan::FastMap<(&str, &str), &str> = identities
+    let uuids: Uuids = identities
         .iter()
-        .filter_map(|((h, g), (u, _))| Some(((h.as_str(), g.as_str()), u.as_deref()?)))
+        .filter_map(|((h, g), (u, _))| Some(((h.as_str(), g.as_str()), Arc::from(u.as_deref()?))))
         .collect();
     let mut events: Vec<Event> = Vec::new();
     for (r, pv) in results.iter_mut().zip(pend) {
@@ -76,14 +107,11 @@ pub(super) fn assemble(
 
 /// Moves one input's raw events onto `events`, from the back: the raw events' list shrinks as
 /// the timeline's grows (the two are never both whole); the caller puts them back in line order.
-fn move_input(
-    r: &mut InputResult,
-    mut pv: Vec<Pending>,
-    uuids: &crate::scan::FastMap<(&str, &str), &str>,
-    events: &mut Vec<Event>,
-) {
+fn move_input(r: &mut InputResult, mut pv: Vec<Pending>, uuids: &Uuids, events: &mut Vec<Event>) {
     let mut raw = std::mem::take(&mut r.events);
-    let input_host = r.host.as_deref().map(|h| short_host_str(h).to_string());
+    let input_host: Option<Arc<str>> = r.host.as_deref().map(|h| Arc::from(short_host_str(h)));
+    let path: Arc<str> = Arc::from(r.path.as_str());
+    let mut hosts = Shortened::default();
     while let (Some(e), Some(p)) = (raw.pop(), pv.pop()) {
         if raw.len() % SHRINK_EVERY == 0 {
             raw.shrink_to_fit();
@@ -92,26 +120,26 @@ fn move_input(
         if events.len() == events.capacity() {
             events.reserve_exact(SHRINK_EVERY.min(raw.len() + 1));
         }
-        events.push(timeline_event(e, p, r, input_host.as_ref(), uuids));
+        let host = match e.host.clone() {
+            Some(h) => Some(hosts.get(h)),
+            None => input_host.clone(),
+        };
+        let at = (r.index, &path);
+        events.push(timeline_event(e, p, at, host, uuids));
     }
 }
 
 /// One raw event on the timeline (its id is given once the timeline is ordered).
+/// `at`: the input's index and path; `host`: the event's short host name.
 fn timeline_event(
     e: RawEvent,
     p: Pending,
-    r: &InputResult,
-    input_host: Option<&String>,
-    uuids: &crate::scan::FastMap<(&str, &str), &str>,
+    (input, path): (usize, &Arc<str>),
+    host: Option<Arc<str>>,
+    uuids: &Uuids,
 ) -> Event {
-    let host = match e.host {
-        Some(h) => Some(shorten(h)),
-        None => input_host.cloned(),
-    };
     let gpu_uuid = match (&host, &e.gpu) {
-        (Some(h), Some(g)) if !uuids.is_empty() => {
-            uuids.get(&(h.as_str(), g.as_str())).map(|u| u.to_string())
-        }
+        (Some(h), Some(g)) if !uuids.is_empty() => uuids.get(&(&**h, &**g)).cloned(),
         _ => None,
     };
     let quality = if p.time_us.is_none() {
@@ -122,16 +150,16 @@ fn timeline_event(
         p.quality
     };
     Event {
-        id: String::new(),
+        id: 0,
         time_us: p.time_us,
         quality,
         uptime_us: e.stamp.mono_us,
         host,
         source: SourceRef {
-            path: r.path.clone(),
+            path: path.clone(),
             line: e.line,
         },
-        input: r.index,
+        input,
         boot: e.boot,
         kind: e.kind,
         code: e.code,

@@ -80,7 +80,7 @@ fn bmc_zones(results: &[InputResult]) -> BTreeMap<String, i32> {
         for e in r.events.iter().filter(|e| e.bmc) {
             let (Some(off), Some(h)) = (
                 e.stamp.wall.and_then(|w| w.offset),
-                e.host.as_ref().or(r.host.as_ref()),
+                e.host.as_deref().or(r.host.as_deref()),
             ) else {
                 continue;
             };

@@ -17,7 +17,7 @@ type DedupeKey<'e> = (
 fn dedupe_key(e: &Event) -> DedupeKey<'_> {
     (
         e.host.as_deref(),
-        &e.kind,
+        e.kind,
         e.code,
         e.gpu.as_deref(),
         e.body(),
@@ -148,6 +148,10 @@ pub(super) fn bmc_routes(events: Vec<Event>) -> Vec<Event> {
             }
         }
     }
+    if merged_into.is_empty() {
+        // nothing merged (no BMC events, nearly always): the list as it is, not moved again
+        return events;
+    }
     let mut cites: BTreeMap<usize, Vec<crate::model::SourceRef>> = BTreeMap::new();
     for (&b, &a) in &merged_into {
         let e = &events[b];
@@ -176,14 +180,11 @@ const EXIT_ROUTE_US: i64 = 600_000_000;
 /// host and pid, within ten minutes. The copy with a rank (then the earliest) stays, takes the
 /// details only the other has, and cites it in `also_seen`; so 64 ranks count 64 exits.
 pub(super) fn process_routes(events: Vec<Event>) -> Vec<Event> {
-    let mut by_pid: BTreeMap<(Option<String>, String), Vec<usize>> = BTreeMap::new();
+    let mut by_pid: BTreeMap<(Option<&str>, &str), Vec<usize>> = BTreeMap::new();
     for (i, e) in events.iter().enumerate() {
         if e.kind == "process_exit" {
             if let Some(pid) = e.attrs.get("pid") {
-                by_pid
-                    .entry((e.host.clone(), pid.to_string()))
-                    .or_default()
-                    .push(i);
+                by_pid.entry((e.host.as_deref(), pid)).or_default().push(i);
             }
         }
     }

@@ -155,7 +155,7 @@ impl EventFilter {
     }
 
     fn kind_layer_match(&self, e: &Event) -> bool {
-        (self.kinds.is_empty() || self.kinds.iter().any(|k| k.eq_ignore_ascii_case(&e.kind)))
+        (self.kinds.is_empty() || self.kinds.iter().any(|k| k.eq_ignore_ascii_case(e.kind)))
             && (self.layers.is_empty() || self.layers.contains(&e.layer))
     }
 }
@@ -170,8 +170,8 @@ fn gpu_is(e: &Event, want: &str) -> bool {
     if want.bytes().all(|b| b.is_ascii_digit()) {
         return e.gpu.as_deref() == Some(want) || e.attrs.get("gpu_index") == Some(want);
     }
-    let same = |g: &Option<String>| g.as_deref().is_some_and(|g| g.eq_ignore_ascii_case(want));
-    same(&e.gpu) || same(&e.gpu_uuid)
+    let same = |g: Option<&str>| g.is_some_and(|g| g.eq_ignore_ascii_case(want));
+    same(e.gpu.as_deref()) || same(e.gpu_uuid.as_deref())
 }
 
 /// What a filter did: the resolved window, the values, and the event occurrences before and

@@ -4,8 +4,8 @@
 
 use crate::model::{Attrs, Body, Layer, RawEvent, Severity, SourceRef, TimeQuality};
 use crate::pipeline::InputResult;
-use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 mod assemble;
 mod clock;
@@ -33,30 +33,30 @@ pub struct TimeOptions {
 /// An event on the final timeline.
 #[derive(Clone, Debug)]
 pub struct Event {
-    /// `e1`, `e2`, … in timeline order.
-    pub id: String,
+    /// 1, 2, … in timeline order (written `e1`, `e2`, …: see [`Event::id_text`]).
+    pub id: u32,
     /// UTC microseconds since the epoch.
     pub time_us: Option<i64>,
     /// How far the time can be trusted.
     pub quality: TimeQuality,
     /// Kernel uptime in microseconds, when known.
     pub uptime_us: Option<u64>,
-    /// Host.
-    pub host: Option<String>,
+    /// Host (short name): one text shared by the events of a host.
+    pub host: Option<Arc<str>>,
     /// Evidence location.
     pub source: SourceRef,
     /// Input index.
     pub input: usize,
     /// Boot segment within the input.
     pub boot: u32,
-    /// Kind.
-    pub kind: String,
+    /// Kind (interned, see [`RawEvent::kind`]).
+    pub kind: &'static str,
     /// Code.
     pub code: Option<i64>,
-    /// GPU bus id (or index/UUID).
-    pub gpu: Option<String>,
-    /// GPU UUID when known.
-    pub gpu_uuid: Option<String>,
+    /// GPU bus id (or index/UUID): one text shared by the events of a GPU.
+    pub gpu: Option<Arc<str>>,
+    /// GPU UUID when known: one text shared by the events of a GPU.
+    pub gpu_uuid: Option<Arc<str>>,
     /// Rank.
     pub rank: Option<i64>,
     /// Layer on its own.
@@ -81,6 +81,11 @@ impl Event {
     /// The message part after the line prefix (empty once the message was taken for a report).
     pub fn body(&self) -> &str {
         self.body.text(&self.message)
+    }
+
+    /// The event's id as reports write it: `e17`.
+    pub fn id_text(&self) -> String {
+        numbered('e', u64::from(self.id))
     }
 
     /// How many occurrences this event stands for: itself and those past the cap.
@@ -151,14 +156,12 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
     }
 }
 
-/// Orders events (see [`order::order`]) and numbers them `e1`, `e2`, … in that order.
+/// Orders events (see [`order::order`]) and numbers them 1, 2, … (`e1`, `e2`, …) in that order.
 pub fn finish(events: Vec<Event>) -> Vec<Event> {
     let mut events = order::order(events);
-    events
-        .par_iter_mut()
-        .enumerate()
-        .with_min_len(8192)
-        .for_each(|(i, e)| e.id = numbered('e', i as u64 + 1));
+    for (i, e) in events.iter_mut().enumerate() {
+        e.id = u32::try_from(i + 1).unwrap_or(u32::MAX);
+    }
     events
 }
 

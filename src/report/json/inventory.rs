@@ -13,11 +13,11 @@ pub(super) fn hosts(a: &Analysis) -> Vec<HostJson> {
         let Some(h) = &r.host else { continue };
         // an `nvidia-smi -q` alone names the driver too
         if r.bundle.is_none() && r.smi_driver.is_some() {
-            let e = map.entry(h.clone()).or_insert_with(|| bare_host(h));
+            let e = map.entry(h.to_string()).or_insert_with(|| bare_host(h));
             e.driver = e.driver.clone().or(r.smi_driver.clone());
         }
         let Some(b) = &r.bundle else { continue };
-        let e = map.entry(h.clone()).or_insert_with(|| bare_host(h));
+        let e = map.entry(h.to_string()).or_insert_with(|| bare_host(h));
         e.kernel = e.kernel.clone().or(b.kernel.clone());
         e.driver = e
             .driver
@@ -34,7 +34,7 @@ pub(super) fn hosts(a: &Analysis) -> Vec<HostJson> {
     }
     for ev in a.events.iter().filter(|e| e.kind == "driver_load") {
         let Some(h) = &ev.host else { continue };
-        let e = map.entry(h.clone()).or_insert_with(|| bare_host(h));
+        let e = map.entry(h.to_string()).or_insert_with(|| bare_host(h));
         let v = ev.attrs.get("driver_version").map(str::to_string);
         if e.driver.is_none() {
             e.driver = v.clone();
@@ -43,7 +43,7 @@ pub(super) fn hosts(a: &Analysis) -> Vec<HostJson> {
             start: ev.time_us.map(iso_us),
             driver: v,
             source: SourceJson {
-                path: ev.source.path.clone(),
+                path: ev.source.path.to_string(),
                 line: ev.source.line,
             },
         });

@@ -389,24 +389,25 @@ fn event_json(e: &Event, catalog: &Catalog) -> EventJson {
     event_json_taking(&mut e.clone(), catalog)
 }
 
-/// The JSON form of an event whose texts are moved out of it (left empty): the report of a
-/// whole analysis holds each event's strings once, not a copy beside the timeline's.
+/// The JSON form of an event whose own texts (message, details, other places) are moved out of
+/// it (left empty): the report of a whole analysis holds them once, not a copy beside the
+/// timeline's. The texts it shares with other events (host, path, kind, GPU) are copied.
 pub(super) fn event_json_taking(e: &mut Event, catalog: &Catalog) -> EventJson {
     let take = std::mem::take::<String>;
     EventJson {
-        id: take(&mut e.id),
+        id: e.id_text(),
         time: e.time_us.map(iso_us),
         time_quality: e.quality.as_str(),
-        host: e.host.take(),
+        host: e.host.as_deref().map(str::to_string),
         source: SourceJson {
-            path: take(&mut e.source.path),
+            path: e.source.path.to_string(),
             line: e.source.line,
         },
-        title: catalog.title(&e.kind, e.code),
-        kind: take(&mut e.kind),
+        title: catalog.title(e.kind, e.code),
+        kind: e.kind.to_string(),
         code: e.code,
-        gpu: e.gpu.take(),
-        gpu_uuid: e.gpu_uuid.take(),
+        gpu: e.gpu.as_deref().map(str::to_string),
+        gpu_uuid: e.gpu_uuid.as_deref().map(str::to_string),
         rank: e.rank,
         layer: e.layer.as_str(),
         severity: e.severity.as_str(),
@@ -416,7 +417,7 @@ pub(super) fn event_json_taking(e: &mut Event, catalog: &Catalog) -> EventJson {
         also_seen: std::mem::take(&mut e.also_seen)
             .into_iter()
             .map(|s| SourceJson {
-                path: s.path,
+                path: s.path.to_string(),
                 line: s.line,
             })
             .collect(),
@@ -431,9 +432,9 @@ pub fn build(a: &Analysis, catalog: &Catalog) -> Report {
     r
 }
 
-/// Builds the report value, moving the events' texts (id, host, path, kind, GPU, message,
-/// details) into it instead of copying them: afterwards `a.events` keeps only their times,
-/// codes, places and counts. For a caller done with the timeline once the report is built.
+/// Builds the report value, moving the events' own texts (message, details, other places) into
+/// it instead of copying them: afterwards `a.events` keeps their times, codes, shared texts,
+/// places and counts. For a caller done with the timeline once the report is built.
 pub fn build_taking(a: &mut Analysis, catalog: &Catalog) -> Report {
     let mut r = build_rest(a);
     r.events = a
@@ -485,7 +486,10 @@ pub(super) fn build_rest(a: &Analysis) -> Report {
             }
             if let Some(p) = inc.primary {
                 if let Some(g) = &a.events[p].gpu {
-                    suspects.push((a.events[p].host.clone(), g.clone()));
+                    suspects.push((
+                        a.events[p].host.as_deref().map(str::to_string),
+                        g.to_string(),
+                    ));
                 }
             }
             IncidentJson {
@@ -507,7 +511,7 @@ pub(super) fn build_rest(a: &Analysis) -> Report {
                     evidence: inc
                         .evidence
                         .iter()
-                        .map(|&i| a.events[i].id.clone())
+                        .map(|&i| a.events[i].id_text())
                         .collect(),
                     responsibility: inc.responsibility.clone(),
                     rule: inc.rule.clone(),
@@ -522,7 +526,7 @@ pub(super) fn build_rest(a: &Analysis) -> Report {
                     })
                     .collect(),
                 actions: inc.actions.clone(),
-                events: inc.events.iter().map(|&i| a.events[i].id.clone()).collect(),
+                events: inc.events.iter().map(|&i| a.events[i].id_text()).collect(),
                 consequences: inc.consequences.clone(),
                 counts: inc.counts.clone(),
                 missing_data: inc.missing.clone(),
@@ -565,7 +569,7 @@ pub(super) fn build_rest(a: &Analysis) -> Report {
         straggler: j.straggler,
         skew_s: j.skew_s.clone(),
         work_lost_s: j.work_lost_s,
-        last_checkpoint: j.last_checkpoint.map(|i| a.events[i].id.clone()),
+        last_checkpoint: j.last_checkpoint.map(|i| a.events[i].id_text()),
     });
     let hosts = hosts(a);
     let gpus = gpus(a, &suspects);

@@ -209,6 +209,7 @@ pub(super) fn write_event<'a>(
     titles: &mut Titles<'a>,
 ) {
     let mut buf = [0u8; 27];
+    let mut id = [0u8; 11];
     let long: String;
     let time = match e.time_us {
         None => None,
@@ -221,19 +222,19 @@ pub(super) fn write_event<'a>(
         },
     };
     EventView {
-        id: &e.id,
+        id: id_on_stack(e.id, &mut id),
         time,
         time_quality: e.quality.as_str(),
         host: e.host.as_deref(),
         source: &e.source,
-        kind: &e.kind,
+        kind: e.kind,
         code: e.code,
         gpu: e.gpu.as_deref(),
         gpu_uuid: e.gpu_uuid.as_deref(),
         rank: e.rank,
         layer: e.layer.as_str(),
         severity: e.severity.as_str(),
-        title: titles.get(catalog, &e.kind, e.code),
+        title: titles.get(catalog, e.kind, e.code),
         message: &e.message,
         uptime_s: e.uptime_us.map(|u| u as f64 / 1e6),
         details: &e.attrs,
@@ -266,6 +267,22 @@ pub(super) fn write_event_json(out: &mut Vec<u8>, level: usize, e: &EventJson) {
         suppressed: e.suppressed,
     }
     .write(out, level);
+}
+
+/// `e17`: the id of event 17 in `buf` (as [`Event::id_text`] writes it).
+fn id_on_stack(n: u32, buf: &mut [u8; 11]) -> &str {
+    let (mut k, mut n) = (buf.len(), n);
+    loop {
+        k -= 1;
+        buf[k] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    k -= 1;
+    buf[k] = b'e';
+    std::str::from_utf8(&buf[k..]).unwrap_or("")
 }
 
 /// `YYYY-MM-DDTHH:MM:SS.ffffffZ` of `us` in `buf`, for years 0 to 9999 (`None` for others:
@@ -304,7 +321,15 @@ fn iso_on_stack(us: i64, buf: &mut [u8; 27]) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
-    use super::iso_on_stack;
+    use super::{id_on_stack, iso_on_stack};
+
+    #[test]
+    fn stack_ids_read_as_event_ids_are_written() {
+        for n in [0u32, 1, 9, 10, 17, 4_294_967_295] {
+            let mut buf = [0u8; 11];
+            assert_eq!(id_on_stack(n, &mut buf), format!("e{n}"));
+        }
+    }
 
     #[test]
     fn stack_times_read_as_chrono_writes_them() {

@@ -115,10 +115,10 @@ pub fn write_taking(a: &mut Analysis, catalog: &Catalog, w: &mut dyn Write) -> s
 /// Fetches the texts of `e` into the caches ahead of writing it: the events' texts lie apart
 /// on the heap, and waiting for each in turn would cost more than writing them.
 fn warm_event(e: &Event) {
-    for s in [&e.id, &e.source.path, &e.kind, &e.message] {
+    for s in [&*e.source.path, e.kind, &e.message] {
         pretty::prefetch(s.as_ptr());
     }
-    for s in [&e.host, &e.gpu].into_iter().flatten() {
+    for s in [e.host.as_deref(), e.gpu.as_deref()].into_iter().flatten() {
         pretty::prefetch(s.as_ptr());
     }
     // (this one reads where the details' text is: the last, so that the fetches above are
