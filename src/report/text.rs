@@ -55,6 +55,25 @@ fn window(inc: &super::json::IncidentJson, r: &Report) -> String {
 /// Renders the report for a terminal.
 pub fn render(r: &Report) -> String {
     let mut o = String::new();
+    inputs(&mut o, r);
+    timeline(&mut o, r);
+    if r.incidents.is_empty() {
+        let _ = writeln!(o, "Incidents: none");
+    }
+    for inc in &r.incidents {
+        incident(&mut o, r, inc);
+    }
+    if let Some(j) = &r.job {
+        job(&mut o, j);
+    }
+    if !r.gpus.is_empty() {
+        gpus(&mut o, r);
+    }
+    o
+}
+
+/// The verdict line, the inputs with their warnings, notes and the accounting.
+fn inputs(o: &mut String, r: &Report) {
     let _ = writeln!(
         o,
         "faultline {} — verdict: {}",
@@ -93,6 +112,10 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(o, "      not understood: {}", t(ex));
     }
     let _ = writeln!(o);
+}
+
+/// The relevant (not info) events, at most [`MAX_TIMELINE_ROWS`].
+fn timeline(o: &mut String, r: &Report) {
     let relevant: Vec<_> = r.events.iter().filter(|e| e.severity != "info").collect();
     let _ = writeln!(
         o,
@@ -125,128 +148,130 @@ pub fn render(r: &Report) -> String {
         );
     }
     let _ = writeln!(o);
-    if r.incidents.is_empty() {
-        let _ = writeln!(o, "Incidents: none");
+}
+
+/// One incident: its window, layer, summary, evidence, alternatives and actions.
+fn incident(o: &mut String, r: &Report, inc: &super::json::IncidentJson) {
+    let _ = writeln!(
+        o,
+        "Incident {} [{}]  layer {}  confidence {:.2}  who acts: {}",
+        inc.id,
+        window(inc, r),
+        inc.root_cause.layer,
+        inc.root_cause.confidence,
+        inc.root_cause.responsibility
+    );
+    let _ = writeln!(o, "  {}", t(&inc.root_cause.summary));
+    if let Some(sd) = &inc.slowdown {
+        slowdown_lines(o, sd);
     }
-    for inc in &r.incidents {
+    if !inc.hosts.is_empty() {
         let _ = writeln!(
             o,
-            "Incident {} [{}]  layer {}  confidence {:.2}  who acts: {}",
-            inc.id,
-            window(inc, r),
-            inc.root_cause.layer,
-            inc.root_cause.confidence,
-            inc.root_cause.responsibility
-        );
-        let _ = writeln!(o, "  {}", t(&inc.root_cause.summary));
-        if let Some(sd) = &inc.slowdown {
-            slowdown_lines(&mut o, sd);
-        }
-        if !inc.hosts.is_empty() {
-            let _ = writeln!(
-                o,
-                "  hosts: {}   gpus: {}",
-                t(&inc.hosts.join(", ")),
-                if inc.gpus.is_empty() {
-                    "-".into()
-                } else {
-                    t(&inc.gpus.join(", ")).into_owned()
-                }
-            );
-        }
-        let _ = writeln!(o, "  evidence:");
-        for id in inc.root_cause.evidence.iter().take(8) {
-            if let Some(e) = r.events.iter().find(|e| &e.id == id) {
-                let first = e.message.lines().next().unwrap_or("");
-                let _ = writeln!(
-                    o,
-                    "    {}:{}  {}",
-                    t(&e.source.path),
-                    e.source.line,
-                    t(&first.chars().take(200).collect::<String>())
-                );
-            }
-        }
-        for a in &inc.alternatives {
-            let _ = writeln!(
-                o,
-                "  alternative: {} ({:.2}) {}",
-                a.layer,
-                a.confidence,
-                t(&a.summary)
-            );
-        }
-        for m in &inc.missing_data {
-            let _ = writeln!(o, "  missing: {}", t(m));
-        }
-        let _ = writeln!(o, "  actions:");
-        for a in &inc.actions {
-            let _ = writeln!(o, "    - {}", t(a));
-        }
-        let _ = writeln!(o);
-    }
-    if let Some(j) = &r.job {
-        let hosts: std::collections::BTreeSet<&str> =
-            j.ranks.iter().filter_map(|x| x.host.as_deref()).collect();
-        let _ = writeln!(
-            o,
-            "Job: world size {}, {} ranks seen on {} hosts{}{}",
-            j.world_size.map_or("?".to_string(), |w| w.to_string()),
-            j.ranks.len(),
-            hosts.len(),
-            if j.missing_ranks.is_empty() {
-                String::new()
+            "  hosts: {}   gpus: {}",
+            t(&inc.hosts.join(", ")),
+            if inc.gpus.is_empty() {
+                "-".into()
             } else {
-                format!(", {} ranks never named", j.missing_ranks.len())
-            },
-            j.work_lost_s
-                .map(|w| format!(", work lost since the last checkpoint: {w} s"))
-                .unwrap_or_default()
+                t(&inc.gpus.join(", ")).into_owned()
+            }
         );
-        if let Some((rank, c)) = j.straggler {
+    }
+    let _ = writeln!(o, "  evidence:");
+    for id in inc.root_cause.evidence.iter().take(8) {
+        if let Some(e) = r.events.iter().find(|e| &e.id == id) {
+            let first = e.message.lines().next().unwrap_or("");
             let _ = writeln!(
                 o,
-                "  straggler: rank {rank} (last completed collective {c})"
+                "    {}:{}  {}",
+                t(&e.source.path),
+                e.source.line,
+                t(&first.chars().take(200).collect::<String>())
             );
         }
-        if !j.silent_ranks.is_empty() {
-            let list: Vec<String> = j.silent_ranks.iter().map(|x| x.to_string()).collect();
-            let _ = writeln!(o, "  ranks without a timeout: {}", list.join(", "));
-        }
-        let skews: Vec<String> = j
-            .skew_s
+    }
+    for a in &inc.alternatives {
+        let _ = writeln!(
+            o,
+            "  alternative: {} ({:.2}) {}",
+            a.layer,
+            a.confidence,
+            t(&a.summary)
+        );
+    }
+    for m in &inc.missing_data {
+        let _ = writeln!(o, "  missing: {}", t(m));
+    }
+    let _ = writeln!(o, "  actions:");
+    for a in &inc.actions {
+        let _ = writeln!(o, "    - {}", t(a));
+    }
+    let _ = writeln!(o);
+}
+
+/// The job: world size, ranks, straggler, silent ranks, clock skew.
+fn job(o: &mut String, j: &super::json::JobJson) {
+    let hosts: std::collections::BTreeSet<&str> =
+        j.ranks.iter().filter_map(|x| x.host.as_deref()).collect();
+    let _ = writeln!(
+        o,
+        "Job: world size {}, {} ranks seen on {} hosts{}{}",
+        j.world_size.map_or("?".to_string(), |w| w.to_string()),
+        j.ranks.len(),
+        hosts.len(),
+        if j.missing_ranks.is_empty() {
+            String::new()
+        } else {
+            format!(", {} ranks never named", j.missing_ranks.len())
+        },
+        j.work_lost_s
+            .map(|w| format!(", work lost since the last checkpoint: {w} s"))
+            .unwrap_or_default()
+    );
+    if let Some((rank, c)) = j.straggler {
+        let _ = writeln!(
+            o,
+            "  straggler: rank {rank} (last completed collective {c})"
+        );
+    }
+    if !j.silent_ranks.is_empty() {
+        let list: Vec<String> = j.silent_ranks.iter().map(|x| x.to_string()).collect();
+        let _ = writeln!(o, "  ranks without a timeout: {}", list.join(", "));
+    }
+    let skews: Vec<String> = j
+        .skew_s
+        .iter()
+        .filter(|(_, v)| v.abs() >= 1.0)
+        .map(|(h, v)| format!("{} {v:+.1}s", t(h)))
+        .collect();
+    if !skews.is_empty() {
+        let _ = writeln!(o, "  clock skew: {}", skews.join(", "));
+    }
+    let _ = writeln!(o);
+}
+
+/// The GPUs with their host's driver, suspects marked `*`.
+fn gpus(o: &mut String, r: &Report) {
+    let _ = writeln!(o, "GPUs:");
+    for g in &r.gpus {
+        // the driver its host runs (a bug report, a driver load line, or `nvidia-smi -q`)
+        let driver = r
+            .hosts
             .iter()
-            .filter(|(_, v)| v.abs() >= 1.0)
-            .map(|(h, v)| format!("{} {v:+.1}s", t(h)))
-            .collect();
-        if !skews.is_empty() {
-            let _ = writeln!(o, "  clock skew: {}", skews.join(", "));
-        }
-        let _ = writeln!(o);
+            .find(|h| Some(&h.host) == g.host.as_ref())
+            .and_then(|h| h.driver.as_deref())
+            .map(|d| format!("  driver {}", t(d)))
+            .unwrap_or_default();
+        let _ = writeln!(
+            o,
+            "  {} {:<14} {:<16} {:<40} {}{driver}",
+            if g.suspect { "*" } else { " " },
+            t(&g.bus_id),
+            t(g.host.as_deref().unwrap_or("-")),
+            t(g.uuid.as_deref().unwrap_or("-")),
+            t(g.name.as_deref().or(g.serial.as_deref()).unwrap_or(""))
+        );
     }
-    if !r.gpus.is_empty() {
-        let _ = writeln!(o, "GPUs:");
-        for g in &r.gpus {
-            // the driver its host runs (a bug report, a driver load line, or `nvidia-smi -q`)
-            let driver = r
-                .hosts
-                .iter()
-                .find(|h| Some(&h.host) == g.host.as_ref())
-                .and_then(|h| h.driver.as_deref())
-                .map(|d| format!("  driver {}", t(d)))
-                .unwrap_or_default();
-            let _ = writeln!(
-                o,
-                "  {} {:<14} {:<16} {:<40} {}{driver}",
-                if g.suspect { "*" } else { " " },
-                t(&g.bus_id),
-                t(g.host.as_deref().unwrap_or("-")),
-                t(g.uuid.as_deref().unwrap_or("-")),
-                t(g.name.as_deref().or(g.serial.as_deref()).unwrap_or(""))
-            );
-        }
-    }
-    o
 }
 
 /// Renders only the timeline (every event, info included).
