@@ -124,220 +124,271 @@ pub fn render(p: &Page, r: &Report) -> String {
         .collect();
     let mut o = String::new();
     for (n, panel) in panels(r).iter().enumerate() {
-        panel_svg(p, r, panel, n, &primaries, &suspects, &mut o);
+        let d = Drawing {
+            p,
+            r,
+            panel,
+            primaries: &primaries,
+            suspects: &suspects,
+        };
+        d.svg(n, &mut o);
     }
     o
 }
 
-fn panel_svg(
-    p: &Page,
-    r: &Report,
-    panel: &Panel,
-    n: usize,
-    primaries: &BTreeMap<&str, (String, bool)>,
-    suspects: &BTreeSet<(Option<&str>, &str)>,
-    o: &mut String,
-) {
-    // lanes: host, then the host's own lane before its GPUs; past MAX_LANES the lanes of primary
-    // faults and suspect GPUs stay, then the first others, and the rest share one last lane
-    let mut keys: BTreeSet<LaneKey> = panel.events.iter().map(|(_, e)| lane_key(e)).collect();
-    let folded = keys.len().saturating_sub(MAX_LANES - 1);
-    let mut lanes: BTreeMap<LaneKey, usize> = BTreeMap::new();
-    if folded > 1 {
-        let mut kept: BTreeSet<LaneKey> = panel
-            .events
-            .iter()
-            .filter(|(_, e)| primaries.contains_key(e.id.as_str()))
-            .map(|(_, e)| lane_key(e))
-            .chain(
-                keys.iter()
-                    .filter(|k| k.1.is_some_and(|g| suspects.contains(&(k.0, g))))
-                    .copied(),
-            )
-            .collect();
-        for k in &keys {
-            if kept.len() >= MAX_LANES - 1 {
-                break;
-            }
-            kept.insert(*k);
-        }
-        keys = kept;
+/// What one panel is drawn from.
+struct Drawing<'a> {
+    p: &'a Page<'a>,
+    r: &'a Report,
+    panel: &'a Panel<'a>,
+    /// The primary fault of each incident: its ring's label, and whether it is the verdict's.
+    primaries: &'a BTreeMap<&'a str, (String, bool)>,
+    suspects: &'a BTreeSet<(Option<&'a str>, &'a str)>,
+}
+
+/// A panel's lanes: the lane of each key, and how many keys share the last lane.
+struct Lanes<'a> {
+    of: BTreeMap<LaneKey<'a>, usize>,
+    /// Lanes drawn (the shared one included).
+    count: usize,
+    /// Keys folded into the shared last lane.
+    folded: usize,
+}
+
+impl<'a> Drawing<'a> {
+    fn primary(&self, e: &EventJson) -> bool {
+        self.primaries.contains_key(e.id.as_str())
     }
-    let folded = if folded > 1 {
-        panel
-            .events
-            .iter()
-            .map(|(_, e)| lane_key(e))
-            .filter(|k| !keys.contains(k))
-            .collect::<BTreeSet<_>>()
-            .len()
-    } else {
-        0
-    };
-    for (i, k) in keys.iter().enumerate() {
-        lanes.insert(*k, i);
+
+    fn suspect(&self, k: &LaneKey) -> bool {
+        k.1.is_some_and(|g| self.suspects.contains(&(k.0, g)))
     }
-    let lane_count = keys.len() + usize::from(folded > 0);
-    let lane_of = |e: &EventJson| lanes.get(&lane_key(e)).copied().unwrap_or(lane_count - 1);
-    // marks: everything when it fits, else the relevant events, then the first ones
-    let mut drawn: Vec<&(i64, &EventJson)> = panel.events.iter().collect();
-    if drawn.len() > MAX_MARKS {
-        drawn.retain(|(_, e)| e.severity != "info" || primaries.contains_key(e.id.as_str()));
-    }
-    let left_out = drawn.len().saturating_sub(MAX_MARKS);
-    if left_out > 0 {
-        let mut keep: Vec<&(i64, &EventJson)> = drawn
-            .iter()
-            .filter(|(_, e)| primaries.contains_key(e.id.as_str()))
-            .copied()
-            .collect();
-        keep.extend(
-            drawn
-                .iter()
-                .filter(|(_, e)| !primaries.contains_key(e.id.as_str()))
-                .take(MAX_MARKS.saturating_sub(keep.len()))
-                .copied(),
-        );
-        drawn = keep;
-    }
-    let not_drawn = panel.events.len() - drawn.len();
-    let times: Vec<i64> = panel.events.iter().map(|(t, _)| *t).collect();
-    let axis = Axis::new(&times, panel.clock, PLOT_X0, PLOT_X1);
-    let plot_h = lane_count as f64 * LANE_H;
-    let height = TOP + plot_h + AXIS_H;
-    let _ = writeln!(
-        o,
-        r#"<figure class="panel" id="timeline-{n}"><figcaption>{}{}</figcaption>"#,
-        p.t(&panel.title),
-        if not_drawn > 0 {
-            format!(
-                " — {not_drawn} of {} events not drawn (all are in the event table)",
-                panel.events.len()
-            )
-        } else {
-            String::new()
-        }
-    );
-    let _ = writeln!(
-        o,
-        r#"<svg class="tl-svg" viewBox="0 0 {WIDTH:.0} {height:.0}" width="{WIDTH:.0}" height="{height:.0}" role="img" aria-label="{}">"#,
-        p.t(&format!(
-            "{}: {} events on {} lanes",
-            panel.title,
-            panel.events.len(),
-            lane_count
-        ))
-    );
-    // lanes with their labels
-    let mut last_host: Option<Option<&str>> = None;
-    for (k, &i) in &lanes {
-        let y = TOP + i as f64 * LANE_H;
-        let new_host = last_host != Some(k.0);
-        last_host = Some(k.0);
-        let suspect = k.1.is_some_and(|g| suspects.contains(&(k.0, g)));
-        let host = k.0.unwrap_or("(host not named)");
-        let label = match (k.0, k.1) {
-            (_, Some(g)) if new_host => format!("{host}  {g}"),
-            (_, Some(g)) => g.to_string(),
-            (Some(h), None) => format!("{h}  (no GPU)"),
-            (None, None) => host.to_string(),
-        };
+
+    fn svg(&self, n: usize, o: &mut String) {
+        let (p, panel) = (self.p, self.panel);
+        let lanes = self.lanes();
+        let drawn = self.drawn();
+        let not_drawn = panel.events.len() - drawn.len();
+        let times: Vec<i64> = panel.events.iter().map(|(t, _)| *t).collect();
+        let axis = Axis::new(&times, panel.clock, PLOT_X0, PLOT_X1);
+        let plot_h = lanes.count as f64 * LANE_H;
+        let height = TOP + plot_h + AXIS_H;
         let _ = writeln!(
             o,
-            r#"<rect class="lane{}" x="0" y="{y:.1}" width="{PLOT_X1:.0}" height="{LANE_H:.0}"/>{}<text class="ll{}" x="{:.1}" y="{:.1}">{}</text>"#,
-            if i % 2 == 1 { " odd" } else { "" },
-            if new_host && i > 0 {
+            r#"<figure class="panel" id="timeline-{n}"><figcaption>{}{}</figcaption>"#,
+            p.t(&panel.title),
+            if not_drawn > 0 {
                 format!(
-                    r#"<line class="hostsep" x1="0" y1="{y:.1}" x2="{PLOT_X1:.0}" y2="{y:.1}"/>"#
+                    " — {not_drawn} of {} events not drawn (all are in the event table)",
+                    panel.events.len()
                 )
             } else {
                 String::new()
-            },
-            if suspect { " suspect" } else { "" },
-            PLOT_X0 - 10.0,
-            y + LANE_H - 4.0,
-            p.t(&label)
+            }
         );
-    }
-    if folded > 0 {
-        let y = TOP + (lane_count - 1) as f64 * LANE_H;
         let _ = writeln!(
             o,
-            r#"<rect class="lane" x="0" y="{y:.1}" width="{PLOT_X1:.0}" height="{LANE_H:.0}"/><text class="ll" x="{:.1}" y="{:.1}">… {folded} more lanes</text>"#,
-            PLOT_X0 - 10.0,
-            y + LANE_H - 4.0
-        );
-    }
-    // incident windows
-    for inc in &r.incidents {
-        let span: Vec<i64> = panel
-            .events
-            .iter()
-            .filter(|(_, e)| inc.events.contains(&e.id))
-            .map(|(t, _)| *t)
-            .collect();
-        let (Some(&a), Some(&b)) = (span.iter().min(), span.iter().max()) else {
-            continue;
-        };
-        let (xa, xb) = (axis.x(a) - 4.0, axis.x(b) + 4.0);
-        let _ = writeln!(
-            o,
-            r##"<a href="#{id}"><g class="band"><title>{title}</title><rect x="{xa:.1}" y="{:.1}" width="{:.1}" height="{:.1}"/><text x="{xa:.1}" y="{:.1}">{id}</text></g></a>"##,
-            TOP - 14.0,
-            xb - xa,
-            plot_h + 14.0,
-            TOP - 4.0,
-            id = p.t(&inc.id),
-            title = p.t(&format!(
-                "incident {}: {} ({:.2}), {}",
-                inc.id, inc.root_cause.layer, inc.root_cause.confidence, inc.root_cause.summary
+            r#"<svg class="tl-svg" viewBox="0 0 {WIDTH:.0} {height:.0}" width="{WIDTH:.0}" height="{height:.0}" role="img" aria-label="{}">"#,
+            p.t(&format!(
+                "{}: {} events on {} lanes",
+                panel.title,
+                panel.events.len(),
+                lanes.count
             ))
         );
+        self.lanes_svg(&lanes, o);
+        self.bands_svg(&axis, plot_h, o);
+        axis.ticks_svg(o, TOP, TOP + plot_h + 6.0);
+        let rings = self.marks_svg(&drawn, &lanes, &axis, o);
+        self.rings_svg(rings, o);
+        let _ = writeln!(o, "</svg></figure>");
     }
-    axis.ticks_svg(o, TOP, TOP + plot_h + 6.0);
-    // marks, info first so that faults are drawn on top
-    let mut order: Vec<&&(i64, &EventJson)> = drawn.iter().collect();
-    order.sort_by_key(|(_, e)| sev_rank(e.severity));
-    let mut rings = Vec::new();
-    let csq = crate::report::postmortem::marks::consequences(r);
-    for (t, e) in order.into_iter().map(|x| (x.0, x.1)) {
-        let x = axis.x(t);
-        let y = TOP + lane_of(e) as f64 * LANE_H + LANE_H / 2.0;
-        // what followed a fault: dashed and hollow, apart from faults and unknown events
-        let extra = if csq.contains(e.id.as_str()) {
-            " csq"
-        } else {
-            ""
-        };
-        let mark = shape(e, x, y, &p.t(&hover(e, panel.clock)), extra);
-        let _ = writeln!(o, "{}", p.event_link(&e.id, &mark));
-        if let Some((label, top)) = primaries.get(e.id.as_str()) {
-            rings.push((x, y, label.clone(), *top));
+
+    /// Lanes: host, then the host's own lane before its GPUs; past MAX_LANES the lanes of
+    /// primary faults and suspect GPUs stay, then the first others, and the rest share one last
+    /// lane.
+    fn lanes(&self) -> Lanes<'a> {
+        let events = &self.panel.events;
+        let mut keys: BTreeSet<LaneKey> = events.iter().map(|(_, e)| lane_key(e)).collect();
+        let mut folded = 0;
+        if keys.len().saturating_sub(MAX_LANES - 1) > 1 {
+            let mut kept: BTreeSet<LaneKey> = events
+                .iter()
+                .filter(|(_, e)| self.primary(e))
+                .map(|(_, e)| lane_key(e))
+                .chain(keys.iter().filter(|k| self.suspect(k)).copied())
+                .collect();
+            for k in &keys {
+                if kept.len() >= MAX_LANES - 1 {
+                    break;
+                }
+                kept.insert(*k);
+            }
+            folded = keys.difference(&kept).count();
+            keys = kept;
+        }
+        Lanes {
+            count: keys.len() + usize::from(folded > 0),
+            of: keys.into_iter().enumerate().map(|(i, k)| (k, i)).collect(),
+            folded,
         }
     }
-    // rings on the primary faults; only the verdict's is labelled (the bands name the others)
-    for (x, y, label, top) in rings {
-        if !top {
-            let _ = writeln!(o, r#"<circle class="ring" cx="{x:.1}" cy="{y:.1}" r="9"/>"#);
-            continue;
+
+    /// Marks: everything when it fits, else the relevant events, then the first ones.
+    fn drawn(&self) -> Vec<&'a (i64, &'a EventJson)> {
+        let mut drawn: Vec<&(i64, &EventJson)> = self.panel.events.iter().collect();
+        if drawn.len() > MAX_MARKS {
+            drawn.retain(|(_, e)| e.severity != "info" || self.primary(e));
         }
-        let anchor = if x > PLOT_X1 - 120.0 { "end" } else { "start" };
-        let dx = if anchor == "end" { -12.0 } else { 12.0 };
-        // a later snapshot shows the state then, not where the fault began
-        let class = if label.contains(": state observed at ") {
-            "obs"
-        } else {
-            "ff"
-        };
-        let _ = writeln!(
-            o,
-            r#"<circle class="ring {class}" cx="{x:.1}" cy="{y:.1}" r="9"/><text class="ringl {class}" x="{:.1}" y="{:.1}" text-anchor="{anchor}">{}</text>"#,
-            x + dx,
-            y - 7.0,
-            p.t(&label)
-        );
+        if drawn.len() > MAX_MARKS {
+            let mut keep: Vec<&(i64, &EventJson)> = drawn
+                .iter()
+                .filter(|(_, e)| self.primary(e))
+                .copied()
+                .collect();
+            let room = MAX_MARKS.saturating_sub(keep.len());
+            keep.extend(
+                drawn
+                    .iter()
+                    .filter(|(_, e)| !self.primary(e))
+                    .take(room)
+                    .copied(),
+            );
+            drawn = keep;
+        }
+        drawn
     }
-    let _ = writeln!(o, "</svg></figure>");
+
+    /// The lanes with their labels (a line between hosts, suspect GPUs marked).
+    fn lanes_svg(&self, lanes: &Lanes, o: &mut String) {
+        let mut last_host: Option<Option<&str>> = None;
+        for (k, &i) in &lanes.of {
+            let y = TOP + i as f64 * LANE_H;
+            let new_host = last_host != Some(k.0);
+            last_host = Some(k.0);
+            let host = k.0.unwrap_or("(host not named)");
+            let label = match (k.0, k.1) {
+                (_, Some(g)) if new_host => format!("{host}  {g}"),
+                (_, Some(g)) => g.to_string(),
+                (Some(h), None) => format!("{h}  (no GPU)"),
+                (None, None) => host.to_string(),
+            };
+            let _ = writeln!(
+                o,
+                r#"<rect class="lane{}" x="0" y="{y:.1}" width="{PLOT_X1:.0}" height="{LANE_H:.0}"/>{}<text class="ll{}" x="{:.1}" y="{:.1}">{}</text>"#,
+                if i % 2 == 1 { " odd" } else { "" },
+                if new_host && i > 0 {
+                    format!(
+                        r#"<line class="hostsep" x1="0" y1="{y:.1}" x2="{PLOT_X1:.0}" y2="{y:.1}"/>"#
+                    )
+                } else {
+                    String::new()
+                },
+                if self.suspect(k) { " suspect" } else { "" },
+                PLOT_X0 - 10.0,
+                y + LANE_H - 4.0,
+                self.p.t(&label)
+            );
+        }
+        if lanes.folded > 0 {
+            let y = TOP + (lanes.count - 1) as f64 * LANE_H;
+            let _ = writeln!(
+                o,
+                r#"<rect class="lane" x="0" y="{y:.1}" width="{PLOT_X1:.0}" height="{LANE_H:.0}"/><text class="ll" x="{:.1}" y="{:.1}">… {} more lanes</text>"#,
+                PLOT_X0 - 10.0,
+                y + LANE_H - 4.0,
+                lanes.folded
+            );
+        }
+    }
+
+    /// The incidents' windows, each a band linked to its incident.
+    fn bands_svg(&self, axis: &Axis, plot_h: f64, o: &mut String) {
+        let p = self.p;
+        for inc in &self.r.incidents {
+            let span: Vec<i64> = self
+                .panel
+                .events
+                .iter()
+                .filter(|(_, e)| inc.events.contains(&e.id))
+                .map(|(t, _)| *t)
+                .collect();
+            let (Some(&a), Some(&b)) = (span.iter().min(), span.iter().max()) else {
+                continue;
+            };
+            let (xa, xb) = (axis.x(a) - 4.0, axis.x(b) + 4.0);
+            let _ = writeln!(
+                o,
+                r##"<a href="#{id}"><g class="band"><title>{title}</title><rect x="{xa:.1}" y="{:.1}" width="{:.1}" height="{:.1}"/><text x="{xa:.1}" y="{:.1}">{id}</text></g></a>"##,
+                TOP - 14.0,
+                xb - xa,
+                plot_h + 14.0,
+                TOP - 4.0,
+                id = p.t(&inc.id),
+                title = p.t(&format!(
+                    "incident {}: {} ({:.2}), {}",
+                    inc.id, inc.root_cause.layer, inc.root_cause.confidence, inc.root_cause.summary
+                ))
+            );
+        }
+    }
+
+    /// The marks, info first so that faults are drawn on top; gives back where the primary
+    /// faults are, with their ring's label and whether it is the verdict's.
+    fn marks_svg(
+        &self,
+        drawn: &[&(i64, &EventJson)],
+        lanes: &Lanes,
+        axis: &Axis,
+        o: &mut String,
+    ) -> Vec<(f64, f64, String, bool)> {
+        let mut order: Vec<&&(i64, &EventJson)> = drawn.iter().collect();
+        order.sort_by_key(|(_, e)| sev_rank(e.severity));
+        let mut rings = Vec::new();
+        let csq = crate::report::postmortem::marks::consequences(self.r);
+        for (t, e) in order.into_iter().map(|x| (x.0, x.1)) {
+            let x = axis.x(t);
+            let lane = lanes.of.get(&lane_key(e)).copied();
+            let y = TOP + lane.unwrap_or(lanes.count - 1) as f64 * LANE_H + LANE_H / 2.0;
+            // what followed a fault: dashed and hollow, apart from faults and unknown events
+            let extra = if csq.contains(e.id.as_str()) {
+                " csq"
+            } else {
+                ""
+            };
+            let mark = shape(e, x, y, &self.p.t(&hover(e, self.panel.clock)), extra);
+            let _ = writeln!(o, "{}", self.p.event_link(&e.id, &mark));
+            if let Some((label, top)) = self.primaries.get(e.id.as_str()) {
+                rings.push((x, y, label.clone(), *top));
+            }
+        }
+        rings
+    }
+
+    /// Rings on the primary faults; only the verdict's is labelled (the bands name the others).
+    fn rings_svg(&self, rings: Vec<(f64, f64, String, bool)>, o: &mut String) {
+        for (x, y, label, top) in rings {
+            if !top {
+                let _ = writeln!(o, r#"<circle class="ring" cx="{x:.1}" cy="{y:.1}" r="9"/>"#);
+                continue;
+            }
+            let anchor = if x > PLOT_X1 - 120.0 { "end" } else { "start" };
+            let dx = if anchor == "end" { -12.0 } else { 12.0 };
+            // a later snapshot shows the state then, not where the fault began
+            let class = if label.contains(": state observed at ") {
+                "obs"
+            } else {
+                "ff"
+            };
+            let _ = writeln!(
+                o,
+                r#"<circle class="ring {class}" cx="{x:.1}" cy="{y:.1}" r="9"/><text class="ringl {class}" x="{:.1}" y="{:.1}" text-anchor="{anchor}">{}</text>"#,
+                x + dx,
+                y - 7.0,
+                self.p.t(&label)
+            );
+        }
+    }
 }
 
 /// The time of an event for a label: `HH:MM:SS` of its wall time.
