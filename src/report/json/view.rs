@@ -200,7 +200,7 @@ impl<'a> Titles<'a> {
 }
 
 /// Writes the JSON form of `e` at `level` (the bytes serde_json's pretty printer writes for
-/// [`super::event_json`] of it there).
+/// [`super::build::event_json`] of it there).
 pub(super) fn write_event<'a>(
     out: &mut Vec<u8>,
     level: usize,
