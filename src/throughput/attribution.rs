@@ -213,21 +213,13 @@ pub fn incidents(
     for (s, drop) in slowdowns {
         let mut s = s.clone();
         let cands = candidates(&s, events, rules, &job_hosts);
-        let matched: BTreeSet<usize> = cands.iter().flat_map(|c| c.events.clone()).collect();
-        // did the job stop right after the slow phase?
-        let stopped = s.end_us.and_then(|end| {
-            failures
-                .iter()
-                .filter(|f| f.severity >= Severity::Error)
-                .filter_map(|f| f.events.first().and_then(|&i| events[i].time_us))
-                .filter(|&t| t >= end && t - end <= 3_600_000_000)
-                .min()
-        });
+        let stopped = stopped_after(&s, failures, events);
+        let mut members: BTreeSet<usize> = BTreeSet::from([*drop]);
         if stopped.is_some() {
             s.ongoing = false;
-        }
-        let mut members: BTreeSet<usize> = BTreeSet::from([*drop]);
-        if stopped.is_none() {
+        } else {
+            // failures whose every event is a cause of the slowdown are part of it
+            let matched: BTreeSet<usize> = cands.iter().flat_map(|c| c.events.clone()).collect();
             failures.retain(|f| {
                 let explained = f.events.iter().all(|i| matched.contains(i));
                 if explained {
@@ -236,116 +228,158 @@ pub fn incidents(
                 !explained
             });
         }
-        let mut summary = describe(&s);
-        summary.push_str(&match (stopped, s.recovered_us, s.ongoing) {
-            (Some(t), _, _) => format!(", then the job stopped at {}", short_us(t)),
-            (None, Some(t), _) => format!(", and recovered at {}", short_us(t)),
-            (None, None, true) => " and stayed there to the end of the log".to_string(),
-            _ => String::new(),
-        });
-        let mut inc = Incident {
-            id: String::new(),
-            events: Vec::new(),
-            primary: Some(*drop),
-            rule: None,
-            layer: Layer::Unknown,
-            confidence: 0.3,
-            summary: String::new(),
-            evidence: vec![*drop],
-            responsibility: "operator".into(),
-            alternatives: Vec::new(),
-            actions: Vec::new(),
-            hosts: s.host.iter().cloned().collect(),
-            gpus: Vec::new(),
-            ranks: s.rank.into_iter().collect(),
-            consequences: Default::default(),
-            counts: Default::default(),
-            severity: Severity::Warning,
-            missing: missing_data(&s, inputs, events),
-            slowdown: None,
-        };
+        let mut inc = slow_incident(&s, *drop, inputs, events);
+        let summary = outcome(&s, stopped);
         match cands.first() {
             Some(best) => {
-                let e = &events[best.events[0]];
-                inc.rule = Some(best.cause.id.clone());
-                inc.layer = best.cause.layer;
-                inc.confidence = best.confidence;
-                inc.responsibility = best.cause.responsibility.clone();
-                inc.actions = best.cause.actions.clone();
-                inc.summary = format!(
-                    "{summary}; most likely because {} ({}:{})",
-                    render(
-                        &best.cause.summary,
-                        e,
-                        weight(events, &best.events),
-                        catalog
-                    ),
-                    e.source.path,
-                    e.source.line
-                );
-                inc.primary = Some(best.events[0]);
-                inc.evidence = std::iter::once(best.events[0])
-                    .chain(std::iter::once(*drop))
-                    .chain(best.events.iter().skip(1).take(4).copied())
-                    .collect();
+                attribute(&mut inc, &summary, &cands, *drop, events, catalog);
                 members.extend(best.events.iter().copied());
-                for c in cands.iter().skip(1) {
-                    if c.cause.layer == inc.layer
-                        || inc.alternatives.iter().any(|a| a.layer == c.cause.layer)
-                    {
-                        continue;
-                    }
-                    let e = &events[c.events[0]];
-                    inc.alternatives.push(Alternative {
-                        layer: c.cause.layer,
-                        confidence: c.confidence.min(inc.confidence - 0.05).max(0.05),
-                        summary: format!(
-                            "{} ({}:{})",
-                            render(&c.cause.summary, e, weight(events, &c.events), catalog),
-                            e.source.path,
-                            e.source.line
-                        ),
-                    });
-                }
             }
-            None => {
-                inc.summary = format!("{summary}; no cause was found in the logs given");
-                inc.actions = vec![
-                    format!(
-                        "Capture nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER,ECC and dcgmi diag on {} while the job is slow",
-                        s.host.clone().unwrap_or_else(|| "every host of the job".into())
-                    ),
-                    "Compare per-rank step times to find the slow node, then check its PCIe link width, clocks-event reasons and NCCL transport".into(),
-                ];
-            }
+            None => no_cause(&mut inc, &summary, &s),
         }
-        let mut gpus: BTreeSet<String> = BTreeSet::new();
-        let mut hosts: BTreeSet<String> = inc.hosts.iter().cloned().collect();
-        for &i in &members {
-            if let Some(g) = &events[i].gpu {
-                if inc.evidence.contains(&i) {
-                    gpus.insert(g.to_string());
-                }
-            }
-            if let Some(h) = &events[i].host {
-                hosts.insert(h.to_string());
-            }
-        }
-        inc.gpus = gpus.into_iter().collect();
-        inc.hosts = hosts.into_iter().collect();
-        for &i in &members {
-            let e = &events[i];
-            let key = match e.code {
-                Some(c) => format!("{}:{c}", e.kind),
-                None => e.kind.to_string(),
-            };
-            *inc.counts.entry(key).or_default() += e.weight();
-        }
-        inc.events = members.into_iter().collect();
+        gather(&mut inc, members, events);
         inc.slowdown = Some(s);
         out.push(inc);
     }
     out
+}
+
+/// When the job stopped right after the slow phase: the first failure of error severity or
+/// worse within an hour of its end.
+fn stopped_after(s: &Slowdown, failures: &[Incident], events: &[Event]) -> Option<i64> {
+    let end = s.end_us?;
+    failures
+        .iter()
+        .filter(|f| f.severity >= Severity::Error)
+        .filter_map(|f| f.events.first().and_then(|&i| events[i].time_us))
+        .filter(|&t| t >= end && t - end <= 3_600_000_000)
+        .min()
+}
+
+/// The slowdown described, with how it ended.
+fn outcome(s: &Slowdown, stopped: Option<i64>) -> String {
+    let mut summary = describe(s);
+    summary.push_str(&match (stopped, s.recovered_us, s.ongoing) {
+        (Some(t), _, _) => format!(", then the job stopped at {}", short_us(t)),
+        (None, Some(t), _) => format!(", and recovered at {}", short_us(t)),
+        (None, None, true) => " and stayed there to the end of the log".to_string(),
+        _ => String::new(),
+    });
+    summary
+}
+
+/// The incident of slowdown `s` (its drop event `drop`) before a cause is named.
+fn slow_incident(s: &Slowdown, drop: usize, inputs: &[InputResult], events: &[Event]) -> Incident {
+    Incident {
+        id: String::new(),
+        events: Vec::new(),
+        primary: Some(drop),
+        rule: None,
+        layer: Layer::Unknown,
+        confidence: 0.3,
+        summary: String::new(),
+        evidence: vec![drop],
+        responsibility: "operator".into(),
+        alternatives: Vec::new(),
+        actions: Vec::new(),
+        hosts: s.host.iter().cloned().collect(),
+        gpus: Vec::new(),
+        ranks: s.rank.into_iter().collect(),
+        consequences: Default::default(),
+        counts: Default::default(),
+        severity: Severity::Warning,
+        missing: missing_data(s, inputs, events),
+        slowdown: None,
+    }
+}
+
+/// Names the best candidate as the cause, and the next ones of other layers as alternatives.
+fn attribute(
+    inc: &mut Incident,
+    summary: &str,
+    cands: &[Candidate],
+    drop: usize,
+    events: &[Event],
+    catalog: &Catalog,
+) {
+    let best = &cands[0];
+    let e = &events[best.events[0]];
+    inc.rule = Some(best.cause.id.clone());
+    inc.layer = best.cause.layer;
+    inc.confidence = best.confidence;
+    inc.responsibility = best.cause.responsibility.clone();
+    inc.actions = best.cause.actions.clone();
+    inc.summary = format!(
+        "{summary}; most likely because {} ({}:{})",
+        render(
+            &best.cause.summary,
+            e,
+            weight(events, &best.events),
+            catalog
+        ),
+        e.source.path,
+        e.source.line
+    );
+    inc.primary = Some(best.events[0]);
+    inc.evidence = std::iter::once(best.events[0])
+        .chain(std::iter::once(drop))
+        .chain(best.events.iter().skip(1).take(4).copied())
+        .collect();
+    for c in cands.iter().skip(1) {
+        if c.cause.layer == inc.layer || inc.alternatives.iter().any(|a| a.layer == c.cause.layer) {
+            continue;
+        }
+        let e = &events[c.events[0]];
+        inc.alternatives.push(Alternative {
+            layer: c.cause.layer,
+            confidence: c.confidence.min(inc.confidence - 0.05).max(0.05),
+            summary: format!(
+                "{} ({}:{})",
+                render(&c.cause.summary, e, weight(events, &c.events), catalog),
+                e.source.path,
+                e.source.line
+            ),
+        });
+    }
+}
+
+/// No cause in the logs: say so, and what to capture while the job is slow.
+fn no_cause(inc: &mut Incident, summary: &str, s: &Slowdown) {
+    inc.summary = format!("{summary}; no cause was found in the logs given");
+    inc.actions = vec![
+        format!(
+            "Capture nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER,ECC and dcgmi diag on {} while the job is slow",
+            s.host.clone().unwrap_or_else(|| "every host of the job".into())
+        ),
+        "Compare per-rank step times to find the slow node, then check its PCIe link width, clocks-event reasons and NCCL transport".into(),
+    ];
+}
+
+/// The members' hosts, the evidence's GPUs, and the occurrences per kind and code.
+fn gather(inc: &mut Incident, members: BTreeSet<usize>, events: &[Event]) {
+    let mut gpus: BTreeSet<String> = BTreeSet::new();
+    let mut hosts: BTreeSet<String> = inc.hosts.iter().cloned().collect();
+    for &i in &members {
+        if let Some(g) = &events[i].gpu {
+            if inc.evidence.contains(&i) {
+                gpus.insert(g.to_string());
+            }
+        }
+        if let Some(h) = &events[i].host {
+            hosts.insert(h.to_string());
+        }
+    }
+    inc.gpus = gpus.into_iter().collect();
+    inc.hosts = hosts.into_iter().collect();
+    for &i in &members {
+        let e = &events[i];
+        let key = match e.code {
+            Some(c) => format!("{}:{c}", e.kind),
+            None => e.kind.to_string(),
+        };
+        *inc.counts.entry(key).or_default() += e.weight();
+    }
+    inc.events = members.into_iter().collect();
 }
 
 /// Occurrences the events at `idx` stand for, those past the events cap included.
