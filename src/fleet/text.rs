@@ -122,6 +122,14 @@ pub fn render_summary(f: &FleetSummary, lines: &[BundleLine]) -> String {
         human_bytes(f.disk_bytes)
     );
     bundle_rows(&mut s, lines);
+    layers_and_codes(&mut s, f);
+    offenders(&mut s, f);
+    drivers(&mut s, f);
+    s
+}
+
+/// The root-cause layers and the most frequent codes, with their counts.
+fn layers_and_codes(s: &mut String, f: &FleetSummary) {
     if !f.layers.is_empty() {
         let _ = writeln!(s, "\nRoot-cause layers (bundles, hosts):");
         for l in &f.layers {
@@ -141,6 +149,10 @@ pub fn render_summary(f: &FleetSummary, lines: &[BundleLine]) -> String {
             );
         }
     }
+}
+
+/// The repeat-offender GPUs (RMA candidates) and nodes.
+fn offenders(s: &mut String, f: &FleetSummary) {
     let _ = writeln!(
         s,
         "\nRepeat-offender GPUs, RMA candidates ({} of {} GPUs with failures):",
@@ -183,6 +195,10 @@ pub fn render_summary(f: &FleetSummary, lines: &[BundleLine]) -> String {
             codes_text(&n.layers)
         );
     }
+}
+
+/// The drivers with their fault rates, flagged where faults cluster.
+fn drivers(s: &mut String, f: &FleetSummary) {
     let _ = writeln!(
         s,
         "\nDrivers (bundles, failing, rate){}:",
@@ -215,5 +231,4 @@ pub fn render_summary(f: &FleetSummary, lines: &[BundleLine]) -> String {
             }
         );
     }
-    s
 }
