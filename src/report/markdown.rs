@@ -369,6 +369,20 @@ fn incident(
     if let Some(sd) = &inc.slowdown {
         throughput(m, sd, o);
     }
+    chain(m, r, inc, events, o);
+    evidence(m, inc, events, catalog, o);
+    alternatives(m, inc, o);
+    missing_and_actions(m, inc, o);
+}
+
+/// The chain: the primary fault with what came before and with it, then what followed.
+fn chain(
+    m: Md,
+    r: &Report,
+    inc: &IncidentJson,
+    events: &BTreeMap<&str, &EventJson>,
+    o: &mut String,
+) {
     let c = pm::chain(r, inc, events);
     let _ = writeln!(o, "#### Chain\n");
     for s in &c.steps {
@@ -410,6 +424,17 @@ fn incident(
             }
         );
     }
+}
+
+/// The evidence verbatim with its places, and NVIDIA's resolution buckets for its codes.
+fn evidence(
+    m: Md,
+    inc: &IncidentJson,
+    events: &BTreeMap<&str, &EventJson>,
+    catalog: &Catalog,
+    o: &mut String,
+) {
+    let rc = &inc.root_cause;
     let _ = writeln!(o, "\n#### Evidence (verbatim, path:line)\n");
     let lines: Vec<String> = rc
         .evidence
@@ -426,6 +451,10 @@ fn incident(
         }
         let _ = writeln!(o);
     }
+}
+
+/// The rules of other layers that fit, with their confidence.
+fn alternatives(m: Md, inc: &IncidentJson, o: &mut String) {
     let _ = writeln!(o, "#### Alternatives\n");
     if inc.alternatives.is_empty() {
         let _ = writeln!(
@@ -444,6 +473,10 @@ fn incident(
         }
         let _ = writeln!(o);
     }
+}
+
+/// The data that would settle it, and what to do.
+fn missing_and_actions(m: Md, inc: &IncidentJson, o: &mut String) {
     if !inc.missing_data.is_empty() {
         let _ = writeln!(o, "#### Missing data that would settle it\n");
         for x in &inc.missing_data {
