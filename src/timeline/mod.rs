@@ -85,7 +85,7 @@ impl Event {
 
     /// The event's id as reports write it: `e17`.
     pub fn id_text(&self) -> String {
-        numbered('e', u64::from(self.id))
+        numbered(b'e', u64::from(self.id))
     }
 
     /// How many occurrences this event stands for: itself and those past the cap.
@@ -166,21 +166,28 @@ pub fn finish(events: Vec<Event>) -> Vec<Event> {
 }
 
 /// `e17`: a prefix and a number, written without the formatting machinery (one per event).
-pub(crate) fn numbered(prefix: char, n: u64) -> String {
-    let mut digits = [0u8; 20];
-    let (mut k, mut n) = (digits.len(), n);
+pub(crate) fn numbered(prefix: u8, n: u64) -> String {
+    let mut buf = [0u8; NUMBERED];
+    numbered_into(prefix, n, &mut buf).to_string()
+}
+
+/// Bytes [`numbered_into`] needs: an ASCII prefix and up to 20 digits.
+pub(crate) const NUMBERED: usize = 21;
+
+/// `e17`: an ASCII prefix and a number, written at the end of `buf` (no allocation).
+pub(crate) fn numbered_into(prefix: u8, n: u64, buf: &mut [u8; NUMBERED]) -> &str {
+    let (mut k, mut n) = (buf.len(), n);
     loop {
         k -= 1;
-        digits[k] = b'0' + (n % 10) as u8;
+        buf[k] = b'0' + (n % 10) as u8;
         n /= 10;
         if n == 0 {
             break;
         }
     }
-    let mut s = String::with_capacity(1 + digits.len() - k);
-    s.push(prefix);
-    s.extend(digits[k..].iter().map(|&d| d as char));
-    s
+    k -= 1;
+    buf[k] = prefix;
+    std::str::from_utf8(&buf[k..]).unwrap_or("")
 }
 
 /// Merges watchdog progress lines into the nearest earlier timeout of the same input and rank.

@@ -9,7 +9,7 @@ use super::{EventJson, SourceJson};
 use crate::catalog::Catalog;
 use crate::model::{Attrs, SourceRef};
 use crate::scan::FastMap;
-use crate::timeline::Event;
+use crate::timeline::{numbered_into, Event, NUMBERED};
 
 /// A place an event was seen: a [`SourceRef`] or a [`SourceJson`].
 pub(super) trait Place {
@@ -209,7 +209,7 @@ pub(super) fn write_event<'a>(
     titles: &mut Titles<'a>,
 ) {
     let mut buf = [0u8; 27];
-    let mut id = [0u8; 11];
+    let mut id = [0u8; NUMBERED];
     let long: String;
     let time = match e.time_us {
         None => None,
@@ -270,19 +270,8 @@ pub(super) fn write_event_json(out: &mut Vec<u8>, level: usize, e: &EventJson) {
 }
 
 /// `e17`: the id of event 17 in `buf` (as [`Event::id_text`] writes it).
-fn id_on_stack(n: u32, buf: &mut [u8; 11]) -> &str {
-    let (mut k, mut n) = (buf.len(), n);
-    loop {
-        k -= 1;
-        buf[k] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    k -= 1;
-    buf[k] = b'e';
-    std::str::from_utf8(&buf[k..]).unwrap_or("")
+fn id_on_stack(n: u32, buf: &mut [u8; NUMBERED]) -> &str {
+    numbered_into(b'e', u64::from(n), buf)
 }
 
 /// `YYYY-MM-DDTHH:MM:SS.ffffffZ` of `us` in `buf`, for years 0 to 9999 (`None` for others:
@@ -326,7 +315,7 @@ mod tests {
     #[test]
     fn stack_ids_read_as_event_ids_are_written() {
         for n in [0u32, 1, 9, 10, 17, 4_294_967_295] {
-            let mut buf = [0u8; 11];
+            let mut buf = [0u8; crate::timeline::NUMBERED];
             assert_eq!(id_on_stack(n, &mut buf), format!("e{n}"));
         }
     }
