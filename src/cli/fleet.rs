@@ -117,35 +117,8 @@ pub(super) fn run_scan(a: ScanArgs) -> ExitCode {
             .num_threads(j.max(1))
             .build_global();
     }
-    let shard = a.shard.unwrap_or(fleet::Shard::ALL);
     if a.list {
-        let mut found = fleet::discover(&a.paths);
-        found.exclude(&a.exclude);
-        let mut bundles = fleet::scan::select(found.bundles, shard);
-        let mut notes = found.notes;
-        match redaction_key(&a.redact, a.quiet) {
-            Ok(Some(k)) => {
-                let known = faultline::redact::fleet::known_bundles(&bundles);
-                let r = faultline::redact::Redactor::new(&k, &known);
-                bundles.iter_mut().for_each(|b| r.bundle(b));
-                r.all(&mut notes);
-            }
-            Ok(None) => {}
-            Err(code) => return code,
-        }
-        if !a.quiet {
-            for n in &notes {
-                eprintln!("faultline: note: {}", report::terminal_safe(n));
-            }
-        }
-        let text = fleet::text::render_list(&bundles);
-        return match write_output(a.output.as_deref(), &text, &a.paths) {
-            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-                eprintln!("faultline: cannot write the list: {e}");
-                ExitCode::from(2)
-            }
-            _ => ExitCode::SUCCESS,
-        };
+        return run_list(&a);
     }
     let zone = match parse_tz(a.tz.as_deref()) {
         Ok(z) => z,
@@ -161,7 +134,7 @@ pub(super) fn run_scan(a: ScanArgs) -> ExitCode {
     };
     let opts = fleet::ScanOptions {
         paths: a.paths.clone(),
-        shard,
+        shard: a.shard.unwrap_or(fleet::Shard::ALL),
         time: time_options(a.year, zone),
         limits: a.caps.limits(),
         progress: !a.quiet && std::io::stderr().is_terminal(),
@@ -179,20 +152,7 @@ pub(super) fn run_scan(a: ScanArgs) -> ExitCode {
         r.all(&mut result.notes);
     }
     if !a.quiet {
-        for n in &result.notes {
-            eprintln!("faultline: note: {}", report::terminal_safe(n));
-        }
-        let s = &result.summary;
-        let secs = result.elapsed.as_secs_f64().max(1e-9);
-        eprintln!(
-            "faultline: scanned {} bundle(s) ({} on disk, {} read) in {:.2} s: {:.1} bundles/s, {:.1} MB/s on disk",
-            s.bundles,
-            fleet::text::human_bytes(s.disk_bytes),
-            fleet::text::human_bytes(s.bytes),
-            secs,
-            s.bundles as f64 / secs,
-            s.disk_bytes as f64 / secs / 1e6
-        );
+        tell_scanned(&result);
     }
     let text = match fleet_format(a.format, a.output.as_deref()) {
         FleetFormat::Jsonl => result.to_jsonl(),
@@ -207,6 +167,62 @@ pub(super) fn run_scan(a: ScanArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     }
+    scan_exit(&result, &fail_on)
+}
+
+/// `scan --list`: how the files were grouped into bundles, without reading them.
+fn run_list(a: &ScanArgs) -> ExitCode {
+    use faultline::fleet;
+    let mut found = fleet::discover(&a.paths);
+    found.exclude(&a.exclude);
+    let mut bundles = fleet::scan::select(found.bundles, a.shard.unwrap_or(fleet::Shard::ALL));
+    let mut notes = found.notes;
+    match redaction_key(&a.redact, a.quiet) {
+        Ok(Some(k)) => {
+            let known = faultline::redact::fleet::known_bundles(&bundles);
+            let r = faultline::redact::Redactor::new(&k, &known);
+            bundles.iter_mut().for_each(|b| r.bundle(b));
+            r.all(&mut notes);
+        }
+        Ok(None) => {}
+        Err(code) => return code,
+    }
+    if !a.quiet {
+        for n in &notes {
+            eprintln!("faultline: note: {}", report::terminal_safe(n));
+        }
+    }
+    let text = fleet::text::render_list(&bundles);
+    match write_output(a.output.as_deref(), &text, &a.paths) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            eprintln!("faultline: cannot write the list: {e}");
+            ExitCode::from(2)
+        }
+        _ => ExitCode::SUCCESS,
+    }
+}
+
+/// The scan's notes and its rate, on stderr.
+fn tell_scanned(result: &faultline::fleet::ScanResult) {
+    use faultline::fleet;
+    for n in &result.notes {
+        eprintln!("faultline: note: {}", report::terminal_safe(n));
+    }
+    let s = &result.summary;
+    let secs = result.elapsed.as_secs_f64().max(1e-9);
+    eprintln!(
+        "faultline: scanned {} bundle(s) ({} on disk, {} read) in {:.2} s: {:.1} bundles/s, {:.1} MB/s on disk",
+        s.bundles,
+        fleet::text::human_bytes(s.disk_bytes),
+        fleet::text::human_bytes(s.bytes),
+        secs,
+        s.bundles as f64 / secs,
+        s.disk_bytes as f64 / secs / 1e6
+    );
+}
+
+/// 2 when no bundle could be read, 1 when an incident's layer is one of `fail_on`, else 0.
+fn scan_exit(result: &faultline::fleet::ScanResult, fail_on: &[&str]) -> ExitCode {
     if result.nothing_read() {
         eprintln!("faultline: no bundle could be read");
         return ExitCode::from(2);

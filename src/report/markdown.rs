@@ -124,6 +124,25 @@ fn impact(m: Md, r: &Report, events: &BTreeMap<&str, &EventJson>, o: &mut String
         .map(|(l, n)| format!("`{l}` ×{n}"))
         .collect();
     let _ = writeln!(o, "- **Incidents:** {}", layers.join(", "));
+    impact_window(m, &im, o);
+    let _ = writeln!(
+        o,
+        "- **Hosts:** {}",
+        counted(&im.hosts, "none named in the lines")
+    );
+    let _ = writeln!(
+        o,
+        "- **GPUs with faults:** {}",
+        counted(&im.gpus, "none named")
+    );
+    let _ = writeln!(o, "- **Ranks:** {}", impact_ranks(m, &im));
+    let _ = writeln!(o, "- **Jobs:** {}", impact_jobs(m, r, &im));
+    let _ = writeln!(o, "- **Time lost:** {}", impact_lost(m, r, &im));
+    let _ = writeln!(o, "- **Who acts:** {}\n", m.text(&pm::list(&im.who)));
+}
+
+/// The incidents' time (or window, with its length), when one has a wall time.
+fn impact_window(m: Md, im: &pm::Impact, o: &mut String) {
     match im.window {
         Some((a, b)) if a == b => {
             let _ = writeln!(o, "- **Time (UTC):** {}", m.text(&pm::pretty(a)));
@@ -141,29 +160,23 @@ fn impact(m: Md, r: &Report, events: &BTreeMap<&str, &EventJson>, o: &mut String
         }
         None => {}
     }
-    let _ = writeln!(
-        o,
-        "- **Hosts:** {}",
-        counted(&im.hosts, "none named in the lines")
-    );
-    let _ = writeln!(
-        o,
-        "- **GPUs with faults:** {}",
-        counted(&im.gpus, "none named")
-    );
-    let _ = writeln!(
-        o,
-        "- **Ranks:** {}",
-        match (im.ranks.is_empty(), im.world_size) {
-            (true, Some(w)) => format!("none named by the incidents (world size {w})"),
-            (true, None) => "none named".to_string(),
-            (false, w) => format!(
-                "{}{}",
-                m.text(&pm::ranks(&im.ranks)),
-                w.map(|w| format!(" of a world of {w}")).unwrap_or_default()
-            ),
-        }
-    );
+}
+
+/// The ranks the incidents name, and the job's world size.
+fn impact_ranks(m: Md, im: &pm::Impact) -> String {
+    match (im.ranks.is_empty(), im.world_size) {
+        (true, Some(w)) => format!("none named by the incidents (world size {w})"),
+        (true, None) => "none named".to_string(),
+        (false, w) => format!(
+            "{}{}",
+            m.text(&pm::ranks(&im.ranks)),
+            w.map(|w| format!(" of a world of {w}")).unwrap_or_default()
+        ),
+    }
+}
+
+/// The scheduler jobs named, and the distributed job of the job logs.
+fn impact_jobs(m: Md, r: &Report, im: &pm::Impact) -> String {
     let mut jobs: Vec<String> = im
         .jobs
         .iter()
@@ -175,15 +188,15 @@ fn impact(m: Md, r: &Report, events: &BTreeMap<&str, &EventJson>, o: &mut String
             j.ranks.len()
         ));
     }
-    let _ = writeln!(
-        o,
-        "- **Jobs:** {}",
-        if jobs.is_empty() {
-            "none named (no job or scheduler log among the inputs)".to_string()
-        } else {
-            jobs.join("; ")
-        }
-    );
+    if jobs.is_empty() {
+        "none named (no job or scheduler log among the inputs)".to_string()
+    } else {
+        jobs.join("; ")
+    }
+}
+
+/// Work lost since the last checkpoint, and the training time each slowdown cost.
+fn impact_lost(m: Md, r: &Report, im: &pm::Impact) -> String {
     let mut lost: Vec<String> = Vec::new();
     if let Some(w) = im.work_lost_s {
         lost.push(format!(
@@ -212,9 +225,23 @@ fn impact(m: Md, r: &Report, events: &BTreeMap<&str, &EventJson>, o: &mut String
             "unknown: no job log among the inputs".into()
         });
     }
-    let _ = writeln!(o, "- **Time lost:** {}", lost.join("; "));
-    let _ = writeln!(o, "- **Who acts:** {}\n", m.text(&pm::list(&im.who)));
+    lost.join("; ")
 }
+
+/// The columns of the timeline table.
+const TIMELINE_HEAD: [&str; 11] = [
+    "mark",
+    "id",
+    "time (UTC)",
+    "quality",
+    "host",
+    "GPU",
+    "rank",
+    "event",
+    "layer",
+    "severity",
+    "source",
+];
 
 /// The timeline table: warnings and worse and every evidence line, the first fault marked.
 fn timeline(m: Md, r: &Report, o: &mut String) {
@@ -228,83 +255,30 @@ fn timeline(m: Md, r: &Report, o: &mut String) {
         );
         return;
     }
-    let shown = if n > rows.len() {
-        format!(
-            "{n} of {} events are of severity warning or worse or cited as evidence; the first {} are shown (evidence lines always), the JSON report has all",
-            r.events.len(),
-            rows.len()
-        )
-    } else {
-        format!(
-            "{n} of {} events: those of severity warning or worse and every evidence line",
-            r.events.len()
-        )
-    };
-    let _ = writeln!(
-        o,
-        "{shown}. **▶ first fault** marks the primary fault of the verdict's incident (where its chain starts), *primary* that of another incident, **◇ state observed at** a snapshot taken after its incident began; ↳ marks a consequence (what followed a fault), and repeated consequences of one kind on one host are folded into one row, listed below the table.\n"
-    );
+    timeline_intro(r, rows.len(), n, o);
     let primaries = pm::primaries(r);
-    let head = [
-        "mark",
-        "id",
-        "time (UTC)",
-        "quality",
-        "host",
-        "GPU",
-        "rank",
-        "event",
-        "layer",
-        "severity",
-        "source",
-    ];
-    let _ = writeln!(o, "{}", row(&head.map(String::from)));
-    let _ = writeln!(o, "{}", row(&head.map(|_| "---".to_string())));
+    table_head(o);
     let csq = pm::marks::consequences(r);
     let mut folded: Vec<Vec<&EventJson>> = Vec::new();
     for item in pm::marks::group(r, &rows) {
-        let e = match item {
-            pm::marks::Row::One(e) => e,
+        match item {
+            pm::marks::Row::One(e) => {
+                let mark = match primaries.get(e.id.as_str()) {
+                    Some((inc, _)) if pm::marks::observed_at(r, &e.id).is_some() => {
+                        format!("**◇ state observed at** ({})", m.text(inc))
+                    }
+                    Some((inc, true)) => format!("**▶ first fault** ({})", m.text(inc)),
+                    Some((inc, false)) => format!("*primary* ({})", m.text(inc)),
+                    None if csq.contains(e.id.as_str()) => "↳".to_string(),
+                    None => String::new(),
+                };
+                let _ = writeln!(o, "{}", row(&event_cells(m, e, mark)));
+            }
             pm::marks::Row::Group(g) => {
-                let first = g[0];
-                let ranks: Vec<i64> = g.iter().filter_map(|e| e.rank).collect();
-                let cells = [
-                    "↳".to_string(),
-                    format!("{} (+{})", m.text(&first.id), g.len() - 1),
-                    format!(
-                        "{} → {}",
-                        m.text(&pm::when(first)),
-                        m.text(&pm::when(g[g.len() - 1]))
-                    ),
-                    m.text(first.time_quality),
-                    m.text(first.host.as_deref().unwrap_or("-")),
-                    "-".into(),
-                    m.text(&pm::ranks(&ranks)),
-                    format!(
-                        "{} ×{} — {} (consequences, listed below)",
-                        m.text(&pm::what(first)),
-                        g.len(),
-                        m.text(&first.title)
-                    ),
-                    m.text(first.layer),
-                    m.text(first.severity),
-                    m.code_cell(&format!("{}:{}", first.source.path, first.source.line)),
-                ];
-                let _ = writeln!(o, "{}", row(&cells));
+                let _ = writeln!(o, "{}", row(&group_cells(m, &g)));
                 folded.push(g);
-                continue;
             }
-        };
-        let mark = match primaries.get(e.id.as_str()) {
-            Some((inc, _)) if pm::marks::observed_at(r, &e.id).is_some() => {
-                format!("**◇ state observed at** ({})", m.text(inc))
-            }
-            Some((inc, true)) => format!("**▶ first fault** ({})", m.text(inc)),
-            Some((inc, false)) => format!("*primary* ({})", m.text(inc)),
-            None if csq.contains(e.id.as_str()) => "↳".to_string(),
-            None => String::new(),
-        };
-        let _ = writeln!(o, "{}", row(&event_cells(m, e, mark)));
+        }
     }
     let _ = writeln!(o);
     for g in folded {
@@ -315,13 +289,65 @@ fn timeline(m: Md, r: &Report, o: &mut String) {
             m.html(&pm::what(g[0])),
             m.html(g[0].host.as_deref().unwrap_or("an unnamed host"))
         );
-        let _ = writeln!(o, "{}", row(&head.map(String::from)));
-        let _ = writeln!(o, "{}", row(&head.map(|_| "---".to_string())));
+        table_head(o);
         for e in g {
             let _ = writeln!(o, "{}", row(&event_cells(m, e, "↳".into())));
         }
         let _ = writeln!(o, "\n</details>\n");
     }
+}
+
+/// What the table shows of the `n` events it could show (`shown` rows), and its marks.
+fn timeline_intro(r: &Report, shown: usize, n: usize, o: &mut String) {
+    let what = if n > shown {
+        format!(
+            "{n} of {} events are of severity warning or worse or cited as evidence; the first {shown} are shown (evidence lines always), the JSON report has all",
+            r.events.len(),
+        )
+    } else {
+        format!(
+            "{n} of {} events: those of severity warning or worse and every evidence line",
+            r.events.len()
+        )
+    };
+    let _ = writeln!(
+        o,
+        "{what}. **▶ first fault** marks the primary fault of the verdict's incident (where its chain starts), *primary* that of another incident, **◇ state observed at** a snapshot taken after its incident began; ↳ marks a consequence (what followed a fault), and repeated consequences of one kind on one host are folded into one row, listed below the table.\n"
+    );
+}
+
+/// The timeline table's header and rule rows.
+fn table_head(o: &mut String) {
+    let _ = writeln!(o, "{}", row(&TIMELINE_HEAD.map(String::from)));
+    let _ = writeln!(o, "{}", row(&TIMELINE_HEAD.map(|_| "---".to_string())));
+}
+
+/// One row for repeated consequences of one kind on one host (`g`: at least two, in order).
+fn group_cells(m: Md, g: &[&EventJson]) -> [String; 11] {
+    let first = g[0];
+    let ranks: Vec<i64> = g.iter().filter_map(|e| e.rank).collect();
+    [
+        "↳".to_string(),
+        format!("{} (+{})", m.text(&first.id), g.len() - 1),
+        format!(
+            "{} → {}",
+            m.text(&pm::when(first)),
+            m.text(&pm::when(g[g.len() - 1]))
+        ),
+        m.text(first.time_quality),
+        m.text(first.host.as_deref().unwrap_or("-")),
+        "-".into(),
+        m.text(&pm::ranks(&ranks)),
+        format!(
+            "{} ×{} — {} (consequences, listed below)",
+            m.text(&pm::what(first)),
+            g.len(),
+            m.text(&first.title)
+        ),
+        m.text(first.layer),
+        m.text(first.severity),
+        m.code_cell(&format!("{}:{}", first.source.path, first.source.line)),
+    ]
 }
 
 fn event_cells(m: Md, e: &EventJson, mark: String) -> [String; 11] {
