@@ -1,6 +1,7 @@
 //! One NVRM line cut into its parts: GPU, function, message, NV_STATUS codes, init stage.
 
-use super::{norm_function, Nvrm};
+use super::compile::norm_function;
+use super::Nvrm;
 
 /// The parts of one NVRM line.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
