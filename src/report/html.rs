@@ -147,6 +147,33 @@ pub fn render(r: &Report, catalog: &Catalog) -> String {
     };
     let events = pm::index(r);
     let mut o = String::new();
+    head(&p, r, &mut o);
+    header(&p, r, &mut o);
+    sections::impact(&p, r, &events, &mut o);
+    timeline_section(&p, r, &mut o);
+    let _ = writeln!(o, r#"<section id="incidents"><h2>Incidents</h2>"#);
+    if r.incidents.is_empty() {
+        let _ = writeln!(o, "<p>No incident: {}</p>", p.t(&r.verdict.summary));
+    }
+    for inc in &r.incidents {
+        incident(&p, r, inc, &events, catalog, &mut o);
+    }
+    let _ = writeln!(o, "</section>");
+    sections::suspect_gpus(&p, r, &mut o);
+    sections::job(&p, r, &events, &mut o);
+    event_table(&p, r, &mut o);
+    sections::inputs(&p, r, &mut o);
+    sections::attach(&p, r, &mut o);
+    let _ = writeln!(
+        o,
+        "<footer>Written offline by faultline {} from the inputs listed above; times are UTC.</footer>\n</main>\n</body>\n</html>",
+        p.t(r.tool.version)
+    );
+    o
+}
+
+/// The document's head: security policy, title and style.
+fn head(p: &Page, r: &Report, o: &mut String) {
     let _ = writeln!(
         o,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">"
@@ -170,12 +197,16 @@ pub fn render(r: &Report, catalog: &Catalog) -> String {
         p.t(r.verdict.root_cause_layer),
         css()
     );
+}
+
+/// The page's header: the verdict, the counts and the sections' links.
+fn header(p: &Page, r: &Report, o: &mut String) {
     let _ = writeln!(o, "<header>\n<h1>GPU incident report</h1>");
     let _ = writeln!(
         o,
         r#"<p class="verdict M-{}" id="verdict"><strong>Verdict:</strong> {}{}</p>"#,
         p.t(r.verdict.root_cause_layer),
-        badge(&p, r.verdict.root_cause_layer),
+        badge(p, r.verdict.root_cause_layer),
         p.t(&r.verdict.summary)
     );
     let _ = writeln!(
@@ -207,27 +238,6 @@ pub fn render(r: &Report, catalog: &Catalog) -> String {
         let _ = write!(o, r##"<a href="#{id}">{name}</a>"##);
     }
     let _ = writeln!(o, "</nav>\n</header>");
-    sections::impact(&p, r, &events, &mut o);
-    timeline_section(&p, r, &mut o);
-    let _ = writeln!(o, r#"<section id="incidents"><h2>Incidents</h2>"#);
-    if r.incidents.is_empty() {
-        let _ = writeln!(o, "<p>No incident: {}</p>", p.t(&r.verdict.summary));
-    }
-    for inc in &r.incidents {
-        incident(&p, r, inc, &events, catalog, &mut o);
-    }
-    let _ = writeln!(o, "</section>");
-    sections::suspect_gpus(&p, r, &mut o);
-    sections::job(&p, r, &events, &mut o);
-    event_table(&p, r, &mut o);
-    sections::inputs(&p, r, &mut o);
-    sections::attach(&p, r, &mut o);
-    let _ = writeln!(
-        o,
-        "<footer>Written offline by faultline {} from the inputs listed above; times are UTC.</footer>\n</main>\n</body>\n</html>",
-        p.t(r.tool.version)
-    );
-    o
 }
 
 fn timeline_section(p: &Page, r: &Report, o: &mut String) {
@@ -300,8 +310,32 @@ fn incident(
         curve::section(&|s: &str| p.t(s), sd, o);
     }
     sections::chain(p, r, inc, events, o);
+    evidence(p, inc, events, catalog, o);
+    alternatives(p, inc, o);
+    if !inc.missing_data.is_empty() {
+        let _ = writeln!(o, "<h4>Missing data that would settle it</h4>\n<ul>");
+        for m in &inc.missing_data {
+            let _ = writeln!(o, "<li>{}</li>", p.t(m));
+        }
+        let _ = writeln!(o, "</ul>");
+    }
+    let _ = writeln!(o, "<h4>What to do</h4>\n<ol>");
+    for a in &inc.actions {
+        let _ = writeln!(o, "<li>{}</li>", p.t(a));
+    }
+    let _ = writeln!(o, "</ol>\n</article>");
+}
+
+/// An incident's evidence lines, verbatim with their places, and NVIDIA's resolution buckets.
+fn evidence(
+    p: &Page,
+    inc: &IncidentJson,
+    events: &std::collections::BTreeMap<&str, &EventJson>,
+    catalog: &Catalog,
+    o: &mut String,
+) {
     let _ = writeln!(o, "<h4>Evidence (verbatim, path:line)</h4>\n<pre>");
-    for id in &rc.evidence {
+    for id in &inc.root_cause.evidence {
         if let Some(e) = events.get(id.as_str()) {
             let _ = writeln!(
                 o,
@@ -320,40 +354,32 @@ fn incident(
         }
         let _ = writeln!(o, "</ul>");
     }
+}
+
+/// The other layers' rules that fit the incident, with their confidence.
+fn alternatives(p: &Page, inc: &IncidentJson, o: &mut String) {
     let _ = writeln!(o, "<h4>Alternatives</h4>");
     if inc.alternatives.is_empty() {
         let _ = writeln!(
             o,
             "<p>No rule of another layer fits the events of this incident.</p>"
         );
-    } else {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "<table><tr><th>layer</th><th>confidence</th><th>for it</th></tr>"
+    );
+    for a in &inc.alternatives {
         let _ = writeln!(
             o,
-            "<table><tr><th>layer</th><th>confidence</th><th>for it</th></tr>"
+            r#"<tr><td>{}</td><td class="num">{:.2}</td><td>{}</td></tr>"#,
+            badge(p, a.layer),
+            a.confidence,
+            p.t(&a.summary)
         );
-        for a in &inc.alternatives {
-            let _ = writeln!(
-                o,
-                r#"<tr><td>{}</td><td class="num">{:.2}</td><td>{}</td></tr>"#,
-                badge(p, a.layer),
-                a.confidence,
-                p.t(&a.summary)
-            );
-        }
-        let _ = writeln!(o, "</table>");
     }
-    if !inc.missing_data.is_empty() {
-        let _ = writeln!(o, "<h4>Missing data that would settle it</h4>\n<ul>");
-        for m in &inc.missing_data {
-            let _ = writeln!(o, "<li>{}</li>", p.t(m));
-        }
-        let _ = writeln!(o, "</ul>");
-    }
-    let _ = writeln!(o, "<h4>What to do</h4>\n<ol>");
-    for a in &inc.actions {
-        let _ = writeln!(o, "<li>{}</li>", p.t(a));
-    }
-    let _ = writeln!(o, "</ol>\n</article>");
+    let _ = writeln!(o, "</table>");
 }
 
 fn event_table(p: &Page, r: &Report, o: &mut String) {
