@@ -11,23 +11,7 @@ pub fn aer_drafts(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
     let Some(pos) = body.find("AER: ") else {
         return false;
     };
-    let head = &body[pos + 5..];
-    let head = head.strip_prefix("Multiple ").unwrap_or(head);
-    let (class, rest) = if let Some(r) = head
-        .strip_prefix("Corrected")
-        .or_else(|| head.strip_prefix("Correctable"))
-    {
-        ("corrected", r)
-    } else if let Some(r) = head
-        .strip_prefix("Uncorrected")
-        .or_else(|| head.strip_prefix("Uncorrectable"))
-    {
-        if r.starts_with(" (Fatal)") {
-            ("fatal", r)
-        } else {
-            ("non_fatal", r)
-        }
-    } else {
+    let Some((class, rest)) = class_of(&body[pos + 5..]) else {
         return false;
     };
     let Some(recv) = rest.find("received") else {
@@ -52,7 +36,42 @@ pub fn aer_drafts(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
     if let Some(r) = &reporter {
         d.attrs.insert("reporter", r.clone());
     }
-    let source = if let Some(id) = src_text.strip_prefix("id=") {
+    if let Some(s) = source_device(src_text) {
+        d.attrs.insert("device", s);
+    }
+    if body[..pos].trim_start().starts_with("nvidia ") {
+        d.gpu = reporter.clone();
+    }
+    details(rec, body[..pos].trim_end(), &mut d);
+    out.push(d);
+    true
+}
+
+/// The class of a header (`corrected`, `non_fatal`, `fatal`) and the text after its word.
+fn class_of(head: &str) -> Option<(&'static str, &str)> {
+    let head = head.strip_prefix("Multiple ").unwrap_or(head);
+    if let Some(r) = head
+        .strip_prefix("Corrected")
+        .or_else(|| head.strip_prefix("Correctable"))
+    {
+        return Some(("corrected", r));
+    }
+    let r = head
+        .strip_prefix("Uncorrected")
+        .or_else(|| head.strip_prefix("Uncorrectable"))?;
+    Some((
+        if r.starts_with(" (Fatal)") {
+            "fatal"
+        } else {
+            "non_fatal"
+        },
+        r,
+    ))
+}
+
+/// The device that sent the error: a requester id (`id=0010`) or a bus id.
+fn source_device(src_text: &str) -> Option<String> {
+    if let Some(id) = src_text.strip_prefix("id=") {
         aer_requester_id(
             id.split(|c: char| !c.is_ascii_hexdigit())
                 .next()
@@ -60,19 +79,17 @@ pub fn aer_drafts(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
         )
     } else {
         src_text.split_whitespace().next().and_then(normalize_bdf)
-    };
-    if let Some(s) = &source {
-        d.attrs.insert("device", s.clone());
     }
-    if body[..pos].trim_start().starts_with("nvidia ") {
-        d.gpu = reporter.clone();
-    }
-    let prefix = &body[..pos];
+}
+
+/// The type and error bits from the detail lines that follow the header with its prefix (up to
+/// the next header).
+fn details(rec: &Record<'_>, prefix: &str, d: &mut Draft) {
     for line in rec.following.iter().take(6) {
-        let Some(i) = line.find(prefix.trim_end()) else {
+        let Some(i) = line.find(prefix) else {
             break;
         };
-        let detail = &line[i + prefix.trim_end().len()..];
+        let detail = &line[i + prefix.len()..];
         if detail.contains("AER: ") && detail.contains("received") {
             break;
         }
@@ -94,6 +111,4 @@ pub fn aer_drafts(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
             }
         }
     }
-    out.push(d);
-    true
 }

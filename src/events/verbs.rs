@@ -143,18 +143,7 @@ fn detail<'a>(rest: &'a str, after: &str, end: &[char]) -> Option<&'a str> {
 /// Reads an NCCL InfiniBand completion error or async event; returns whether the record was one.
 pub fn ib_drafts(rec: &Record<'_>, table: &[VerbsEntry], out: &mut Vec<Draft>) -> bool {
     let body = rec.body;
-    let (family, at) = if let Some(p) = body
-        .find("completion")
-        .or_else(|| body.find("CQE with error"))
-    {
-        (Family::Completion, p)
-    } else if let Some(p) = body
-        .find("async")
-        .or_else(|| body.find("GID table changed"))
-        .or_else(|| body.find("unknown event type"))
-    {
-        (Family::Async, p)
-    } else {
+    let Some((family, at)) = family_of(body) else {
         return false;
     };
     let rest = &body[at..];
@@ -172,6 +161,47 @@ pub fn ib_drafts(rec: &Record<'_>, table: &[VerbsEntry], out: &mut Vec<Draft>) -
         }
         .into(),
     );
+    place_attrs(body, rest, &mut d);
+    let class = entry.map_or("unknown", |e| e.class.as_str());
+    if let Some(e) = entry {
+        let k = if family == Family::Completion {
+            "ib_status"
+        } else {
+            "ib_event"
+        };
+        d.attrs.insert(k, e.value.to_string());
+        d.attrs.insert_str(&format!("{k}_name"), &e.name);
+        d.attrs.insert("ib_class", class.to_string());
+    }
+    if let Some(hint) = points_at(class) {
+        d.attrs.insert("points_at", hint.into());
+    }
+    if entry.is_none() && !rest.starts_with("CQE with error") {
+        // a completion or async wording without a status: an NCCL error, no link verdict
+        d.severity = Some(Severity::Error);
+        out.push(d);
+        return true;
+    }
+    raise(d, class, entry.map_or(Severity::Error, |e| e.severity), out);
+    true
+}
+
+/// Which family a record's wording is of, and where that wording starts.
+fn family_of(body: &str) -> Option<(Family, usize)> {
+    if let Some(p) = body
+        .find("completion")
+        .or_else(|| body.find("CQE with error"))
+    {
+        return Some((Family::Completion, p));
+    }
+    body.find("async")
+        .or_else(|| body.find("GID table changed"))
+        .or_else(|| body.find("unknown event type"))
+        .map(|p| (Family::Async, p))
+}
+
+/// Where the error happened: the peer, the vendor's error code, the HCA and its port.
+fn place_attrs(body: &str, rest: &str, d: &mut Draft) {
     if let Some(v) = rest
         .find("from peer ")
         .and_then(|_| detail(rest, "from peer ", &[' ']))
@@ -190,34 +220,19 @@ pub fn ib_drafts(rec: &Record<'_>, table: &[VerbsEntry], out: &mut Vec<Draft>) -
     if let Some(v) = device_port(body) {
         d.attrs.insert("ib_port", v.to_string());
     }
-    let class = entry.map_or("unknown", |e| e.class.as_str());
-    if let Some(e) = entry {
-        let k = if family == Family::Completion {
-            "ib_status"
-        } else {
-            "ib_event"
-        };
-        d.attrs.insert(k, e.value.to_string());
-        d.attrs.insert_str(&format!("{k}_name"), &e.name);
-        d.attrs.insert("ib_class", class.to_string());
-    }
-    if let Some(hint) = points_at(class) {
-        d.attrs.insert("points_at", hint.into());
-    }
-    let severity = entry.map_or(Severity::Error, |e| e.severity);
-    if entry.is_none() && !rest.starts_with("CQE with error") {
-        // a completion or async wording without a status: an NCCL error, no link verdict
-        d.severity = Some(Severity::Error);
-        out.push(d);
-        return true;
-    }
+}
+
+/// The drafts of a status of class `class`: none for a success or a benign event, the NCCL
+/// error alone as a warning for a follow-on, the link event alone for a recovery, else the NCCL
+/// error and the link event derived from it.
+fn raise(mut d: Draft, class: &str, severity: Severity, out: &mut Vec<Draft>) {
     match class {
-        "success" | "benign" => return true,
+        "success" | "benign" => return,
         "follow_on" => {
             d.severity = Some(Severity::Warning);
             d.attrs.insert("follow_on", "true".into());
             out.push(d);
-            return true;
+            return;
         }
         _ => {}
     }
@@ -227,13 +242,12 @@ pub fn ib_drafts(rec: &Record<'_>, table: &[VerbsEntry], out: &mut Vec<Draft>) -
     if class == "recovery" {
         link.attrs.insert("recovery", "true".into());
         out.push(link);
-        return true;
+        return;
     }
     d.severity = Some(severity.max(Severity::Warning));
     link.derived = true;
     out.push(d);
     out.push(link);
-    true
 }
 
 /// What a class of verbs error points at, for the evidence.
