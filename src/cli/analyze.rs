@@ -137,31 +137,7 @@ fn analyze(a: AnalyzeArgs, timeline_only: bool) -> Result<ExitCode, ExitCode> {
         let warnings: Vec<String> = analysis.warnings.iter().map(shown).collect();
         print_warnings("warning", &warnings);
     }
-    if analysis.nothing_read() {
-        // say why, even when there is only one input (a lone zip, an unreadable file)
-        if !a.quiet {
-            for i in &analysis.inputs {
-                for w in &i.warnings {
-                    eprintln!(
-                        "faultline: {}: {}",
-                        report::terminal_safe(&shown(&i.path)),
-                        report::terminal_safe(&shown(w))
-                    );
-                }
-            }
-        }
-        return Err(usage_error("no input could be read"));
-    }
-    if analysis.inputs.is_empty() {
-        return Err(usage_error(&format!(
-            "no file to analyze in {} (empty folder, or nothing but skipped entries)",
-            a.paths
-                .iter()
-                .map(|p| report::terminal_safe(p))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )));
-    }
+    something_read(&a, &analysis, &shown)?;
     note_empty_stdin(&mut analysis, a.quiet);
     let outcome = if format == OutFormat::Json && !timeline_only && redactor.is_none() {
         // each event's JSON form made as it is written: the events are never held twice
@@ -187,6 +163,40 @@ fn analyze(a: AnalyzeArgs, timeline_only: bool) -> Result<ExitCode, ExitCode> {
     std::mem::forget(analysis);
     std::mem::forget(knowledge);
     code
+}
+
+/// An error when no input could be read (with each input's reasons) or none was found.
+fn something_read(
+    a: &AnalyzeArgs,
+    analysis: &faultline::Analysis,
+    shown: &dyn Fn(&String) -> String,
+) -> Result<(), ExitCode> {
+    if analysis.nothing_read() {
+        // say why, even when there is only one input (a lone zip, an unreadable file)
+        if !a.quiet {
+            for i in &analysis.inputs {
+                for w in &i.warnings {
+                    eprintln!(
+                        "faultline: {}: {}",
+                        report::terminal_safe(&shown(&i.path)),
+                        report::terminal_safe(&shown(w))
+                    );
+                }
+            }
+        }
+        return Err(usage_error("no input could be read"));
+    }
+    if analysis.inputs.is_empty() {
+        return Err(usage_error(&format!(
+            "no file to analyze in {} (empty folder, or nothing but skipped entries)",
+            a.paths
+                .iter()
+                .map(|p| report::terminal_safe(p))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    Ok(())
 }
 
 /// Builds the report value (taking the events' texts over: the analysis keeps their counts and

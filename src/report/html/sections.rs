@@ -174,69 +174,76 @@ pub(super) fn suspect_gpus(p: &Page, r: &Report, o: &mut String) {
     }
     let _ = writeln!(o, "</table>");
     for s in &suspects {
-        let g = s.gpu;
         let _ = writeln!(o, "<h3>{}</h3>", p.t(&s.name()));
-        let _ = writeln!(
-            o,
-            "<h4>RMA criteria: {}</h4>\n<ul>",
-            if s.rma_met() {
-                r#"<span class="met">met</span>"#
-            } else {
-                r#"<span class="notmet">not met by these inputs</span> (run the field diagnostic before an RMA)"#
-            }
-        );
-        for c in &s.criteria {
-            let _ = writeln!(
-                o,
-                r#"<li><span class="{}">{}</span> {}: {}</li>"#,
-                if c.met { "met" } else { "notmet" },
-                if c.met { "✔ met" } else { "✘ not met" },
-                c.name,
-                p.t(&c.why)
-            );
-        }
-        let _ = writeln!(o, "</ul>");
-        let _ = writeln!(o, "<h4>Counters as read</h4>");
-        if g.state.is_empty() {
-            let _ = writeln!(
-                o,
-                r#"<p class="unknown">No nvidia-smi dump or bug report of this GPU in the inputs: attach <code>nvidia-smi -q</code> output.</p>"#
-            );
-            continue;
-        }
-        if s.raised.is_empty() {
-            let _ = writeln!(
-                o,
-                "<p>No counter is raised (no errors, nothing pending, no slowdown active).</p>"
-            );
-        } else {
-            let _ = writeln!(o, "<table><tr><th>counter</th><th>value</th></tr>");
-            for (k, v) in &s.raised {
-                let _ = writeln!(
-                    o,
-                    r#"<tr><td>{}</td><td class="mono">{}</td></tr>"#,
-                    p.t(k),
-                    p.t(v)
-                );
-            }
-            let _ = writeln!(o, "</table>");
-        }
-        let _ = writeln!(
-            o,
-            "<details><summary>All {} counters</summary><table><tr><th>counter</th><th>value</th></tr>",
-            g.state.len()
-        );
-        for (k, v) in &g.state {
-            let _ = writeln!(
-                o,
-                r#"<tr><td>{}</td><td class="mono">{}</td></tr>"#,
-                p.t(k),
-                p.t(v)
-            );
-        }
-        let _ = writeln!(o, "</table></details>");
+        rma_criteria(p, s, o);
+        counters(p, s, o);
     }
     let _ = writeln!(o, "</section>");
+}
+
+/// Whether a suspect GPU meets the RMA criteria, criterion by criterion.
+fn rma_criteria(p: &Page, s: &pm::Suspect, o: &mut String) {
+    let _ = writeln!(
+        o,
+        "<h4>RMA criteria: {}</h4>\n<ul>",
+        if s.rma_met() {
+            r#"<span class="met">met</span>"#
+        } else {
+            r#"<span class="notmet">not met by these inputs</span> (run the field diagnostic before an RMA)"#
+        }
+    );
+    for c in &s.criteria {
+        let _ = writeln!(
+            o,
+            r#"<li><span class="{}">{}</span> {}: {}</li>"#,
+            if c.met { "met" } else { "notmet" },
+            if c.met { "✔ met" } else { "✘ not met" },
+            c.name,
+            p.t(&c.why)
+        );
+    }
+    let _ = writeln!(o, "</ul>");
+}
+
+/// A suspect GPU's counters as read: the raised ones, then all of them folded.
+fn counters(p: &Page, s: &pm::Suspect, o: &mut String) {
+    let g = s.gpu;
+    let _ = writeln!(o, "<h4>Counters as read</h4>");
+    if g.state.is_empty() {
+        let _ = writeln!(
+            o,
+            r#"<p class="unknown">No nvidia-smi dump or bug report of this GPU in the inputs: attach <code>nvidia-smi -q</code> output.</p>"#
+        );
+        return;
+    }
+    if s.raised.is_empty() {
+        let _ = writeln!(
+            o,
+            "<p>No counter is raised (no errors, nothing pending, no slowdown active).</p>"
+        );
+    } else {
+        let _ = writeln!(o, "<table><tr><th>counter</th><th>value</th></tr>");
+        counter_rows(p, s.raised.iter().copied(), o);
+        let _ = writeln!(o, "</table>");
+    }
+    let _ = writeln!(
+        o,
+        "<details><summary>All {} counters</summary><table><tr><th>counter</th><th>value</th></tr>",
+        g.state.len()
+    );
+    counter_rows(p, g.state.iter().map(|(k, v)| (k.as_str(), v.as_str())), o);
+    let _ = writeln!(o, "</table></details>");
+}
+
+fn counter_rows<'a>(p: &Page, rows: impl Iterator<Item = (&'a str, &'a str)>, o: &mut String) {
+    for (k, v) in rows {
+        let _ = writeln!(
+            o,
+            r#"<tr><td>{}</td><td class="mono">{}</td></tr>"#,
+            p.t(k),
+            p.t(v)
+        );
+    }
 }
 
 /// The distributed job: size, missing and silent ranks, straggler, clock skew, work lost.
