@@ -318,8 +318,7 @@ fn timeline_intro(r: &Report, shown: usize, n: usize, o: &mut String) {
 
 /// The timeline table's header and rule rows.
 fn table_head(o: &mut String) {
-    let _ = writeln!(o, "{}", row(&TIMELINE_HEAD.map(String::from)));
-    let _ = writeln!(o, "{}", row(&TIMELINE_HEAD.map(|_| "---".to_string())));
+    let _ = writeln!(o, "{}", escape::head(&TIMELINE_HEAD));
 }
 
 /// One row for repeated consequences of one kind on one host (`g`: at least two, in order).

@@ -162,6 +162,11 @@ pub fn row(cells: &[String]) -> String {
     format!("| {} |", cells.join(" | "))
 }
 
+/// A table's header row (column names as they are, not escaped) and its rule row.
+pub fn head(cols: &[&str]) -> String {
+    format!("| {} |\n|{}", cols.join(" | "), " --- |".repeat(cols.len()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

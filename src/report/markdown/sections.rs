@@ -2,7 +2,7 @@
 //! criteria, counters), the job, the inputs, and what to attach.
 
 use super::cite;
-use super::escape::{row, Md};
+use super::escape::{self, row, Md};
 use crate::report::json::{EventJson, Report};
 use crate::report::postmortem::{self as pm, Attach};
 use std::collections::BTreeMap;
@@ -25,8 +25,7 @@ pub(super) fn suspect_gpus(m: Md, r: &Report, o: &mut String) {
     let head = [
         "host", "bus id", "UUID", "serial", "model", "VBIOS", "driver", "kernel",
     ];
-    let _ = writeln!(o, "{}", row(&head.map(String::from)));
-    let _ = writeln!(o, "{}", row(&head.map(|_| "---".to_string())));
+    let _ = writeln!(o, "{}", escape::head(&head));
     for s in &suspects {
         let g = s.gpu;
         let c = |x: Option<&str>| x.map_or("-".into(), |x| m.code_cell(x));
@@ -44,54 +43,64 @@ pub(super) fn suspect_gpus(m: Md, r: &Report, o: &mut String) {
     }
     let _ = writeln!(o);
     for s in &suspects {
-        let g = s.gpu;
         let _ = writeln!(o, "### GPU {}\n", m.text(&s.name()));
+        rma_criteria(m, s, o);
+        counters(m, s, o);
+    }
+}
+
+/// Whether a suspect GPU meets the RMA criteria, criterion by criterion.
+fn rma_criteria(m: Md, s: &pm::Suspect, o: &mut String) {
+    let _ = writeln!(
+        o,
+        "{}\n",
+        if s.rma_met() {
+            "**RMA criteria: met**"
+        } else {
+            "**RMA criteria: not met by these inputs** (run the field diagnostic before an RMA)"
+        }
+    );
+    for c in &s.criteria {
         let _ = writeln!(
             o,
-            "{}\n",
-            if s.rma_met() {
-                "**RMA criteria: met**"
-            } else {
-                "**RMA criteria: not met by these inputs** (run the field diagnostic before an RMA)"
-            }
+            "- {} — {}: {}",
+            if c.met { "✔ met" } else { "✘ not met" },
+            c.name,
+            m.text(&c.why)
         );
-        for c in &s.criteria {
-            let _ = writeln!(
-                o,
-                "- {} — {}: {}",
-                if c.met { "✔ met" } else { "✘ not met" },
-                c.name,
-                m.text(&c.why)
-            );
-        }
-        let _ = writeln!(o);
-        if g.state.is_empty() {
-            let _ = writeln!(
-                o,
-                "**Counters as read:** no nvidia-smi dump or bug report of this GPU in the inputs: attach `nvidia-smi -q` output.\n"
-            );
-            continue;
-        }
-        if s.raised.is_empty() {
-            let _ = writeln!(
-                o,
-                "**Counters as read:** none of {} raised (no errors, nothing pending, no slowdown active).\n",
-                g.state.len()
-            );
-            continue;
-        }
+    }
+    let _ = writeln!(o);
+}
+
+/// A suspect GPU's raised counters as read (or why there are none).
+fn counters(m: Md, s: &pm::Suspect, o: &mut String) {
+    let g = s.gpu;
+    if g.state.is_empty() {
         let _ = writeln!(
             o,
-            "**Counters as read:** {} of {} raised (non-zero counts, `Yes`, `Active`; temperatures and histograms aside):\n",
-            s.raised.len(),
+            "**Counters as read:** no nvidia-smi dump or bug report of this GPU in the inputs: attach `nvidia-smi -q` output.\n"
+        );
+        return;
+    }
+    if s.raised.is_empty() {
+        let _ = writeln!(
+            o,
+            "**Counters as read:** none of {} raised (no errors, nothing pending, no slowdown active).\n",
             g.state.len()
         );
-        let _ = writeln!(o, "| counter | value |\n|---|---|");
-        for (k, v) in &s.raised {
-            let _ = writeln!(o, "{}", row(&[m.text(k), m.code_cell(v)]));
-        }
-        let _ = writeln!(o);
+        return;
     }
+    let _ = writeln!(
+        o,
+        "**Counters as read:** {} of {} raised (non-zero counts, `Yes`, `Active`; temperatures and histograms aside):\n",
+        s.raised.len(),
+        g.state.len()
+    );
+    let _ = writeln!(o, "| counter | value |\n|---|---|");
+    for (k, v) in &s.raised {
+        let _ = writeln!(o, "{}", row(&[m.text(k), m.code_cell(v)]));
+    }
+    let _ = writeln!(o);
 }
 
 /// The distributed job: size, missing and silent ranks, straggler, clock skew, work lost.
@@ -155,8 +164,7 @@ pub(super) fn inputs(m: Md, r: &Report, o: &mut String) {
         "events",
         "warnings",
     ];
-    let _ = writeln!(o, "{}", row(&head.map(String::from)));
-    let _ = writeln!(o, "{}", row(&head.map(|_| "---".to_string())));
+    let _ = writeln!(o, "{}", escape::head(&head));
     for i in &r.inputs {
         let cells = [
             m.code_cell(&i.path),
@@ -170,31 +178,7 @@ pub(super) fn inputs(m: Md, r: &Report, o: &mut String) {
         let _ = writeln!(o, "{}", row(&cells));
     }
     let _ = writeln!(o);
-    let hosts = pm::gpus::host_rows(r);
-    if !hosts.is_empty() {
-        let _ = writeln!(o, "Hosts:\n");
-        let head = ["host", "driver", "kernel", "GPUs"];
-        let _ = writeln!(o, "{}", row(&head.map(String::from)));
-        let _ = writeln!(o, "{}", row(&head.map(|_| "---".to_string())));
-        for h in hosts {
-            let cells = [
-                m.text(&h.host),
-                if h.driver == "-" {
-                    "-".into()
-                } else {
-                    m.code_cell(&h.driver)
-                },
-                if h.kernel == "-" {
-                    "-".into()
-                } else {
-                    m.code_cell(&h.kernel)
-                },
-                m.text(&h.models),
-            ];
-            let _ = writeln!(o, "{}", row(&cells));
-        }
-        let _ = writeln!(o);
-    }
+    hosts(m, r, o);
     let _ = writeln!(o, "Accounting: {}\n", m.text(&r.accounting.summary));
     if let Some(f) = &r.accounting.filter {
         let _ = writeln!(o, "Filter: {}\n", m.text(&f.summary));
@@ -225,6 +209,35 @@ pub(super) fn inputs(m: Md, r: &Report, o: &mut String) {
         }
         let _ = writeln!(o);
     }
+}
+
+/// The hosts with their driver, kernel and GPU models.
+fn hosts(m: Md, r: &Report, o: &mut String) {
+    let hosts = pm::gpus::host_rows(r);
+    if hosts.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "Hosts:\n");
+    let head = ["host", "driver", "kernel", "GPUs"];
+    let _ = writeln!(o, "{}", escape::head(&head));
+    for h in hosts {
+        let cells = [
+            m.text(&h.host),
+            if h.driver == "-" {
+                "-".into()
+            } else {
+                m.code_cell(&h.driver)
+            },
+            if h.kernel == "-" {
+                "-".into()
+            } else {
+                m.code_cell(&h.kernel)
+            },
+            m.text(&h.models),
+        ];
+        let _ = writeln!(o, "{}", row(&cells));
+    }
+    let _ = writeln!(o);
 }
 
 /// What to attach to the ticket.
