@@ -86,84 +86,115 @@ fn parse_file(
     lines: &mut Vec<BundleLine>,
     warnings: &mut Vec<String>,
 ) -> (usize, Option<FileFleet>) {
-    let mut fleet = None;
-    let mut own = 0usize;
-    let mut recognized = 0usize;
-    // lines skipped per reason: the first few are told, the rest counted
-    let mut skipped: BTreeMap<&'static str, usize> = BTreeMap::new();
-    let mut skip = |why: &'static str, text: String, warnings: &mut Vec<String>| {
-        let n = skipped.entry(why).or_default();
-        *n += 1;
-        if *n <= LINE_WARNINGS_PER_FILE {
-            warnings.push(text);
-        }
+    let mut f = FileReader {
+        path,
+        fleet: None,
+        own: 0,
+        recognized: 0,
+        skipped: BTreeMap::new(),
     };
     for (i, raw) in text.lines().enumerate() {
         let raw = raw.trim();
-        if raw.is_empty() {
-            continue;
+        if !raw.is_empty() {
+            f.line(i + 1, raw, lines, warnings);
         }
-        let at = format!("{path}:{}", i + 1);
+    }
+    f.finish(warnings);
+    (f.recognized, f.fleet)
+}
+
+/// One result file as it is read.
+struct FileReader<'a> {
+    path: &'a str,
+    /// Its fleet line.
+    fleet: Option<FileFleet>,
+    /// Bundle lines read.
+    own: usize,
+    /// Lines of either schema.
+    recognized: usize,
+    /// Lines skipped per reason: the first few are told, the rest counted.
+    skipped: BTreeMap<&'static str, usize>,
+}
+
+impl FileReader<'_> {
+    /// Reads line `n` (trimmed, not empty).
+    fn line(
+        &mut self,
+        n: usize,
+        raw: &str,
+        lines: &mut Vec<BundleLine>,
+        warnings: &mut Vec<String>,
+    ) {
+        let at = format!("{}:{n}", self.path);
         let v: serde_json::Value = match serde_json::from_str(raw) {
             Ok(v) => v,
             Err(e) => {
-                skip(
-                    "not JSON",
-                    format!("{at}: not JSON ({e}); line skipped"),
-                    warnings,
-                );
-                continue;
+                let text = format!("{at}: not JSON ({e}); line skipped");
+                self.skip("not JSON", text, warnings);
+                return;
             }
         };
         match v.get("schema").and_then(|s| s.as_str()) {
             Some(SCAN_SCHEMA) => match serde_json::from_value::<BundleLine>(v) {
                 Ok(l) => {
                     lines.push(l);
-                    own += 1;
-                    recognized += 1;
+                    self.own += 1;
+                    self.recognized += 1;
                 }
                 Err(e) => warnings.push(format!("{at}: bad {SCAN_SCHEMA} line ({e}); skipped")),
             },
             Some(FLEET_SCHEMA) => {
-                recognized += 1;
-                if fleet.is_some() {
+                self.recognized += 1;
+                if self.fleet.is_some() {
                     warnings.push(format!("{at}: a second {FLEET_SCHEMA} line in one file"));
                 }
-                fleet = Some(FileFleet {
+                self.fleet = Some(FileFleet {
                     shard: v.get("shard").and_then(|s| s.as_str()).map(str::to_string),
                     bundles: v.get("bundles").and_then(|b| b.as_u64()),
                 });
             }
-            other => skip(
-                "not a faultline scan line",
-                format!(
+            other => {
+                let text = format!(
                     "{at}: not a faultline scan line (schema {}); skipped",
                     other.unwrap_or("missing")
-                ),
-                warnings,
-            ),
+                );
+                self.skip("not a faultline scan line", text, warnings);
+            }
         }
     }
-    for (why, n) in skipped {
-        if n > LINE_WARNINGS_PER_FILE {
-            warnings.push(format!(
-                "{path}: {} more line(s) skipped as {why} (only the first {LINE_WARNINGS_PER_FILE} are told)",
-                n - LINE_WARNINGS_PER_FILE
-            ));
+
+    fn skip(&mut self, why: &'static str, text: String, warnings: &mut Vec<String>) {
+        let n = self.skipped.entry(why).or_default();
+        *n += 1;
+        if *n <= LINE_WARNINGS_PER_FILE {
+            warnings.push(text);
         }
     }
-    match &fleet {
-        None if recognized > 0 => warnings.push(format!(
-            "{path}: no {FLEET_SCHEMA} line at the end: the scan did not finish or the file was cut"
-        )),
-        Some(FileFleet {
-            bundles: Some(n), ..
-        }) if *n != own as u64 => warnings.push(format!(
-            "{path}: its fleet line counts {n} bundles but the file holds {own} bundle lines"
-        )),
-        _ => {}
+
+    /// The counts of the skipped lines not told, and a missing or disagreeing fleet line.
+    fn finish(&self, warnings: &mut Vec<String>) {
+        let path = self.path;
+        for (why, &n) in &self.skipped {
+            if n > LINE_WARNINGS_PER_FILE {
+                warnings.push(format!(
+                    "{path}: {} more line(s) skipped as {why} (only the first {LINE_WARNINGS_PER_FILE} are told)",
+                    n - LINE_WARNINGS_PER_FILE
+                ));
+            }
+        }
+        let own = self.own;
+        match &self.fleet {
+            None if self.recognized > 0 => warnings.push(format!(
+                "{path}: no {FLEET_SCHEMA} line at the end: the scan did not finish or the file was cut"
+            )),
+            Some(FileFleet {
+                bundles: Some(n), ..
+            }) if *n != own as u64 => warnings.push(format!(
+                "{path}: its fleet line counts {n} bundles but the file holds {own} bundle lines"
+            )),
+            _ => {}
+        }
     }
-    (recognized, fleet)
 }
 
 /// Checks that the shards seen cover `0..N` exactly once (N = `expect` when given); what is
