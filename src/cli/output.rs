@@ -109,86 +109,93 @@ pub(super) fn write_output_with(
     inputs: &[String],
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
-    match output_path(path) {
-        None => {
-            let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-            write(&mut out)?;
-            out.flush()
+    let Some(p) = output_path(path) else {
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+        write(&mut out)?;
+        return out.flush();
+    };
+    let target = std::path::Path::new(p);
+    check_target(p, target, inputs)?;
+    // the temp file's handler is set up (see `create_temp`); it is released on every path
+    let (tmp, file) = create_temp(target)?;
+    let mut buf = std::io::BufWriter::with_capacity(1 << 16, file);
+    let written = write(&mut buf)
+        .and_then(|_| buf.into_inner().map_err(|e| e.into_error()))
+        .and_then(|f| f.sync_all())
+        .map(|_| hold_for_tests())
+        .and_then(|_| std::fs::rename(&tmp, target));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    release_temp_file();
+    written
+}
+
+/// Refuses an output path that is an input, a symbolic link, or not a regular file.
+fn check_target(p: &str, target: &std::path::Path, inputs: &[String]) -> std::io::Result<()> {
+    if is_input(target, inputs) {
+        return Err(std::io::Error::other(format!(
+            "refusing to write over an input: {p}"
+        )));
+    }
+    if let Ok(m) = std::fs::symlink_metadata(target) {
+        let t = m.file_type();
+        if t.is_symlink() {
+            return Err(std::io::Error::other(format!(
+                "refusing to replace a symbolic link: {p} (name its target, or use -o - with a redirection)"
+            )));
         }
-        Some(p) => {
-            let target = std::path::Path::new(p);
-            if is_input(target, inputs) {
-                return Err(std::io::Error::other(format!(
-                    "refusing to write over an input: {p}"
-                )));
-            }
-            if let Ok(m) = std::fs::symlink_metadata(target) {
-                let t = m.file_type();
-                if t.is_symlink() {
-                    return Err(std::io::Error::other(format!(
-                        "refusing to replace a symbolic link: {p} (name its target, or use -o - with a redirection)"
-                    )));
-                }
-                if !t.is_file() {
-                    return Err(std::io::Error::other(format!(
-                        "refusing to replace what is not a regular file (device, FIFO, socket or folder): {p} (use -o - with a redirection to write into it)"
-                    )));
-                }
-            }
-            let dir = target
-                .parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .unwrap_or(std::path::Path::new("."));
-            let name = target
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or("report");
-            let stamp = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.subsec_nanos());
-            let mut last_err = None;
-            for attempt in 0..16u32 {
-                let tmp = dir.join(format!(
-                    ".{name}.faultline-tmp-{}-{stamp:08x}-{attempt}",
-                    std::process::id()
-                ));
-                // the handler knows the name before the file exists: a signal between the
-                // creation and the handler's set-up (a busy machine can stop a process there
-                // for a while) would leave the file behind; one that comes before the creation
-                // unlinks a name that is not there yet (or a file planted at it, which this run
-                // would not have written into anyway)
-                guard_temp_file(&tmp);
-                let file = std::fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .open(&tmp);
-                let file = match file {
-                    Ok(f) => f,
-                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                        release_temp_file();
-                        last_err = Some(e);
-                        continue;
-                    }
-                    Err(e) => {
-                        release_temp_file();
-                        return Err(e);
-                    }
-                };
-                let mut buf = std::io::BufWriter::with_capacity(1 << 16, file);
-                let written = write(&mut buf)
-                    .and_then(|_| buf.into_inner().map_err(|e| e.into_error()))
-                    .and_then(|f| f.sync_all())
-                    .map(|_| hold_for_tests())
-                    .and_then(|_| std::fs::rename(&tmp, target));
-                if written.is_err() {
-                    let _ = std::fs::remove_file(&tmp);
-                }
-                release_temp_file();
-                return written;
-            }
-            Err(last_err.unwrap_or_else(|| std::io::Error::other("no temp file name left")))
+        if !t.is_file() {
+            return Err(std::io::Error::other(format!(
+                "refusing to replace what is not a regular file (device, FIFO, socket or folder): {p} (use -o - with a redirection to write into it)"
+            )));
         }
     }
+    Ok(())
+}
+
+/// A new temp file beside `target` (a name no other file has), with the signal handler that
+/// removes it set up; the caller releases the handler.
+fn create_temp(target: &std::path::Path) -> std::io::Result<(std::path::PathBuf, std::fs::File)> {
+    let dir = target
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let name = target
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("report");
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let mut last_err = None;
+    for attempt in 0..16u32 {
+        let tmp = dir.join(format!(
+            ".{name}.faultline-tmp-{}-{stamp:08x}-{attempt}",
+            std::process::id()
+        ));
+        // the handler knows the name before the file exists: a signal between the creation
+        // and the handler's set-up (a busy machine can stop a process there for a while) would
+        // leave the file behind; one that comes before the creation unlinks a name that is not
+        // there yet (or a file planted at it, which this run would not have written into anyway)
+        guard_temp_file(&tmp);
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+        {
+            Ok(f) => return Ok((tmp, f)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                release_temp_file();
+                last_err = Some(e);
+            }
+            Err(e) => {
+                release_temp_file();
+                return Err(e);
+            }
+        }
+    }
+    Err(last_err.unwrap_or_else(|| std::io::Error::other("no temp file name left")))
 }
 
 /// Tests only (tests/output.rs): `FAULTLINE_TEST_HOLD_TEMP_MS` keeps the written temp file
