@@ -242,13 +242,7 @@ fn finish(
         (tl.events, tl.progress) = (events, progress);
         outcome
     });
-    let series = throughput::series::build(&tl.progress, &tl.events);
-    let slowdowns = throughput::detect(&series, &k.rules.slowdown);
-    if !slowdowns.is_empty() {
-        let mut events = std::mem::take(&mut tl.events);
-        events.extend(slowdowns.iter().map(throughput::drop_event));
-        tl.events = timeline::finish(events);
-    }
+    let slowdowns = slowdowns(&mut tl, k);
     let mut job = job::build(&inputs, &mut tl.events);
     let mut incidents = incidents::build(
         &tl.events,
@@ -257,29 +251,7 @@ fn finish(
         kernel_inputs,
         job.as_ref(),
     );
-    let placed: Vec<(throughput::Slowdown, usize)> = slowdowns
-        .into_iter()
-        .filter_map(|s| {
-            let i = tl.events.iter().position(|e| {
-                e.kind == "throughput_drop"
-                    && e.source == s.first
-                    && e.attrs.get("series") == Some(&s.label)
-            })?;
-            Some((s, i))
-        })
-        .collect();
-    let slow = throughput::attribution::incidents(
-        &placed,
-        &tl.events,
-        &inputs,
-        &k.rules,
-        &k.catalog,
-        &mut incidents,
-    );
-    if !slow.is_empty() {
-        incidents.extend(slow);
-        incidents::renumber(&mut incidents);
-    }
+    slow_incidents(slowdowns, &tl.events, &inputs, k, &mut incidents);
     incidents::add_driver_drift(&mut incidents, &tl.events, &k.rules.drift);
     incidents::add_nic_gpus(&mut incidents, &tl.events, &inputs);
     if let Some(j) = job.as_mut() {
@@ -301,5 +273,46 @@ fn finish(
         job,
         identities: tl.identities,
         filter,
+    }
+}
+
+/// The slowdowns of the trainers' throughput series, each put on the timeline as a
+/// `throughput_drop` event.
+fn slowdowns(tl: &mut timeline::Timeline, k: &Knowledge) -> Vec<throughput::Slowdown> {
+    let series = throughput::series::build(&tl.progress, &tl.events);
+    let slowdowns = throughput::detect(&series, &k.rules.slowdown);
+    if !slowdowns.is_empty() {
+        let mut events = std::mem::take(&mut tl.events);
+        events.extend(slowdowns.iter().map(throughput::drop_event));
+        tl.events = timeline::finish(events);
+    }
+    slowdowns
+}
+
+/// One incident per slowdown (at its `throughput_drop` event) that no incident explains yet.
+fn slow_incidents(
+    slowdowns: Vec<throughput::Slowdown>,
+    events: &[timeline::Event],
+    inputs: &[InputResult],
+    k: &Knowledge,
+    incidents: &mut Vec<incidents::Incident>,
+) {
+    let placed: Vec<(throughput::Slowdown, usize)> = slowdowns
+        .into_iter()
+        .filter_map(|s| {
+            let i = events.iter().position(|e| {
+                e.kind == "throughput_drop"
+                    && e.source == s.first
+                    && e.attrs.get("series") == Some(&s.label)
+            })?;
+            Some((s, i))
+        })
+        .collect();
+    let slow = throughput::attribution::incidents(
+        &placed, events, inputs, &k.rules, &k.catalog, incidents,
+    );
+    if !slow.is_empty() {
+        incidents.extend(slow);
+        incidents::renumber(incidents);
     }
 }
