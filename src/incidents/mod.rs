@@ -18,7 +18,7 @@ mod verdict;
 
 use verdict::{
     alone, alternatives_of, benign, consequences_only, discounted_only, from_event, from_rule,
-    suspects, tally,
+    suspects, tally, Verdict,
 };
 mod topo;
 
@@ -361,21 +361,7 @@ fn judge(
         .map(|&i| events[i].severity)
         .max()
         .unwrap_or(Severity::Warning);
-    // asked once per member (in parallel on a large incident)
-    let is_benign: Vec<bool> = members
-        .par_iter()
-        .with_min_len(4096)
-        .map(|&i| benign(catalog, &events[i]).is_some())
-        .collect();
-    let (mut discounted, mut primaries) = (Vec::new(), Vec::new());
-    for (&i, &b) in members.iter().zip(&is_benign) {
-        if b {
-            discounted.push(i);
-        } else if !conseq[i] {
-            primaries.push(i);
-        }
-    }
-    drop(is_benign);
+    let (discounted, primaries) = split_members(&members, events, catalog, conseq);
     let cands = choose::candidates(&members, &primaries, events, rules, catalog);
     let picked = choose::pick(&cands, events, rules);
     let chosen = picked.as_ref().map(|(k, _)| cands[*k]);
@@ -394,27 +380,20 @@ fn judge(
             cause,
             !alternatives.is_empty(),
         ),
-        // no rule fits: the most severe primary, a specific kind before a generic one of the
-        // same severity (the kind's own confidence in the catalog)
-        None => match primaries.iter().copied().max_by_key(|&i| {
-            (
-                events[i].severity,
-                (alone(catalog, &events[i]) * 100.0) as i64,
-                std::cmp::Reverse(i),
-            )
-        }) {
-            Some(i) => from_event(i, events, catalog),
-            None if !discounted.is_empty() => {
-                let d = discounted_only(&discounted, events, rules, catalog);
-                alternatives = d.1;
-                missing.push(d.2);
-                d.0
+        None => {
+            let (v, alt, miss) = without_rule(
+                (&members, &primaries, &discounted),
+                events,
+                (rules, catalog),
+                kernel_inputs,
+                job,
+            );
+            if let Some(a) = alt {
+                alternatives = a;
             }
-            None => {
-                alternatives = suspects(&members, events);
-                consequences_only(&members, events, kernel_inputs, job, &mut missing)
-            }
-        },
+            missing.extend(miss);
+            v
+        }
     };
     let consequences = consequences_of(&members, events, conseq, v.primary, preceded);
     let evidence = evidence_of(
@@ -448,6 +427,61 @@ fn judge(
         missing,
         slowdown: None,
     }
+}
+
+/// The members the catalog calls benign (discounted), and the others that the rules do not take
+/// for a consequence (the primaries a verdict may start from).
+fn split_members(
+    members: &[usize],
+    events: &[Event],
+    catalog: &Catalog,
+    conseq: &[bool],
+) -> (Vec<usize>, Vec<usize>) {
+    // asked once per member (in parallel on a large incident)
+    let is_benign: Vec<bool> = members
+        .par_iter()
+        .with_min_len(4096)
+        .map(|&i| benign(catalog, &events[i]).is_some())
+        .collect();
+    let (mut discounted, mut primaries) = (Vec::new(), Vec::new());
+    for (&i, &b) in members.iter().zip(&is_benign) {
+        if b {
+            discounted.push(i);
+        } else if !conseq[i] {
+            primaries.push(i);
+        }
+    }
+    (discounted, primaries)
+}
+
+/// The verdict when no rule fits: the most severe primary, a specific kind before a generic one
+/// of the same severity (the kind's own confidence in the catalog); else what the discounted
+/// events or the consequences alone say. Also the alternatives that replace the rules' (if
+/// any) and the missing data it names.
+fn without_rule(
+    (members, primaries, discounted): (&[usize], &[usize], &[usize]),
+    events: &[Event],
+    (rules, catalog): (&RuleSet, &Catalog),
+    kernel_inputs: bool,
+    job: Option<&JobInfo>,
+) -> (Verdict, Option<Vec<Alternative>>, Vec<String>) {
+    let best = primaries.iter().copied().max_by_key(|&i| {
+        (
+            events[i].severity,
+            (alone(catalog, &events[i]) * 100.0) as i64,
+            std::cmp::Reverse(i),
+        )
+    });
+    if let Some(i) = best {
+        return (from_event(i, events, catalog), None, Vec::new());
+    }
+    if !discounted.is_empty() {
+        let (v, alternatives, missing) = discounted_only(discounted, events, rules, catalog);
+        return (v, Some(alternatives), vec![missing]);
+    }
+    let mut missing = Vec::new();
+    let v = consequences_only(members, events, kernel_inputs, job, &mut missing);
+    (v, Some(suspects(members, events)), missing)
 }
 
 /// Consequence counts by kind: members other than the primary (and the cause a rule named, with
