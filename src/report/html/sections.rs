@@ -61,6 +61,13 @@ pub(super) fn impact(p: &Page, r: &Report, events: &BTreeMap<&str, &EventJson>, 
         p.t(&pm::ranks(&im.ranks)),
         world
     );
+    impact_lost(p, &im, o);
+    let _ = writeln!(o, "<dt>Who acts</dt><dd>{}</dd>", p.t(&pm::list(&im.who)));
+    let _ = writeln!(o, "</dl>\n</section>");
+}
+
+/// The scheduler jobs hit, and the work and training time lost.
+fn impact_lost(p: &Page, im: &pm::Impact, o: &mut String) {
     if !im.jobs.is_empty() {
         let _ = writeln!(
             o,
@@ -90,8 +97,6 @@ pub(super) fn impact(p: &Page, r: &Report, events: &BTreeMap<&str, &EventJson>, 
             }
         );
     }
-    let _ = writeln!(o, "<dt>Who acts</dt><dd>{}</dd>", p.t(&pm::list(&im.who)));
-    let _ = writeln!(o, "</dl>\n</section>");
 }
 
 /// The chain in time order: what came before the primary fault, the primary fault, what came
