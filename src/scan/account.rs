@@ -3,13 +3,13 @@
 //! the prefilter's candidates, the lines of the sample ([`sampled`]), journal boot separators,
 //! lines at uptime zero, and the chunk's first and last lines.
 //!
-//! - `lines` and `long_lines` are exact (a line over [`MAX_RECORD_BYTES`] holds a whole piece of
-//!   [`PIECE`] bytes without a newline: the pieces without one are looked at).
+//! - `lines` and `long_lines` are exact (the newlines are counted per piece by the pass over the
+//!   bytes; a line over [`MAX_RECORD_BYTES`] spans a run of pieces without one, looked at).
 //! - `recognized` counts the sampled lines a format reader understood; the input's total is
 //!   scaled from the sample at the end ([`ScanOutput::settle_recognized`]). Inputs within
 //!   [`SAMPLE_HEAD`] are sampled whole: their count is exact.
 //! - boot lines: journal separators (`-- Boot`, `-- Reboot --`) and dmesg lines at uptime zero
-//!   are searched for in each piece as it is counted (while it is in the cache); any other
+//!   are searched for by the pass over the bytes ([`super::found`]); any other
 //!   uptime reset shows as an uptime that went back between two lines read, and the lines
 //!   between them are then read one by one to find where.
 //! - `shapes` counts the prefix shapes of the sampled and the candidate lines.
@@ -17,6 +17,7 @@
 //! The sample is defined by offsets in the input (not in the chunk), so a chunked scan and a
 //! serial one read the same lines.
 
+use super::found::{Found, COUNT_PIECE};
 use super::lines::trim_cr;
 use super::{ScanOutput, MAX_RECORD_BYTES};
 use crate::events::RecognizerSet;
@@ -31,9 +32,8 @@ pub const SAMPLE_PERIOD: u64 = 1 << 20;
 /// See [`SAMPLE_PERIOD`].
 pub const SAMPLE_WINDOW: u64 = 64 << 10;
 
-/// Newlines are counted in pieces of this many bytes: a line over [`MAX_RECORD_BYTES`] holds at
-/// least one whole piece (it spans more than four, the last one of a gap may be short).
-const PIECE: usize = MAX_RECORD_BYTES / 4;
+/// A line over [`MAX_RECORD_BYTES`] holds at least this many whole pieces without a newline.
+const LONG_RUN: usize = MAX_RECORD_BYTES / COUNT_PIECE - 1;
 
 /// An uptime that goes back by more than this (µs) starts a new boot.
 const BACKWARDS_US: u64 = 1_000_000;
@@ -65,23 +65,26 @@ struct Walk<'a> {
     gap: Option<(usize, u64)>,
     /// The next sample window: its first line and its end (region offsets).
     window: Option<(usize, usize)>,
+    /// Newlines per piece of the region.
+    newlines: &'a [u16],
     hits: Vec<usize>,
     candidates: Vec<Candidate>,
 }
 
 /// Accounts for the lines of `buf[start..end]` (`abs`: the input offset of `buf[start]`) into
-/// `out`, and numbers the prefilter's candidate lines `found` (region offsets). Returns the
-/// candidates (buffer offsets) and the prefilter hits of the long ones.
+/// `out`, from what the pass over them found (see [`super::found`]), and numbers the
+/// prefilter's candidate lines. Returns the candidates (buffer offsets) and the prefilter hits
+/// of the long ones.
 pub(super) fn account(
     buf: &[u8],
     (start, end, abs): (usize, usize, u64),
-    found: &[(usize, usize)],
+    found: &Found,
     set: &RecognizerSet,
     learned: Option<&[u8]>,
     out: &mut ScanOutput,
 ) -> (Vec<Candidate>, Vec<usize>) {
     let region = &buf[start..end];
-    let stops = stops(region);
+    let stops = stops(region, &found.marks);
     let mut w = Walk {
         region,
         start,
@@ -94,11 +97,12 @@ pub(super) fn account(
         prev_mono: None,
         gap: None,
         window: None,
+        newlines: &found.newlines,
         hits: Vec::new(),
-        candidates: Vec::with_capacity(found.len()),
+        candidates: Vec::with_capacity(found.lines.len()),
     };
     w.window = w.next_window();
-    let mut cands = found.iter().copied().peekable();
+    let mut cands = found.lines.iter().copied().peekable();
     let mut extra = stops.iter().copied().peekable();
     while w.pos < region.len() {
         while extra.next_if(|&s| s < w.pos).is_some() {}
@@ -109,7 +113,7 @@ pub(super) fn account(
             .chain(w.window.map(|(s, _)| s))
             .min();
         let Some(at) = at else { break };
-        let at = w.skip_to(at);
+        w.skip_to(at);
         match w.window {
             Some((s, e)) if s == at => w.walk_window(e, &mut cands, &mut extra),
             _ => {
@@ -125,62 +129,14 @@ pub(super) fn account(
 }
 
 /// Line starts of `region` to read whatever the sample: its first and last lines (the uptime
-/// resets between them and the lines read are looked for).
-fn stops(region: &[u8]) -> Vec<usize> {
+/// resets between them and the lines read are looked for), and the `marks` of the pass.
+fn stops(region: &[u8], marks: &[usize]) -> Vec<usize> {
     let last = memchr::memrchr(b'\n', &region[..region.len().saturating_sub(1)]);
     let mut v = vec![0, last.map_or(0, |i| i + 1)];
+    v.extend_from_slice(marks);
+    v.sort_unstable();
     v.dedup();
     v
-}
-
-/// The journal's boot separators (`-- Boot …`, `-- Reboot --`), at a line start.
-const BOOT_SEP: &[u8] = b"\n-- ";
-static BOOT: std::sync::LazyLock<Rare> = std::sync::LazyLock::new(|| Rare::new(BOOT_SEP, (0, 1)));
-/// dmesg's uptime zero (`[%5lu.%06lu]`).
-const ZERO_STAMP: &[u8] = b"[    0.000000]";
-static ZERO: std::sync::LazyLock<Rare> = std::sync::LazyLock::new(|| Rare::new(ZERO_STAMP, (0, 13)));
-
-/// The search for a needle by two of its bytes chosen for their rarity in logs, where AVX2 is
-/// there, else by [`memchr::memmem`] (whose own choice, made for any text, is poor here: it
-/// picks `-` and space in `\n-- `, which every ` - ` of a log matches, and digits in
-/// `[    0.000000]`, where a newline and a dash, and two brackets 13 bytes apart, are rare).
-struct Rare {
-    needle: &'static [u8],
-    #[cfg(target_arch = "x86_64")]
-    pair: Option<memchr::arch::x86_64::avx2::packedpair::Finder>,
-    any: memchr::memmem::Finder<'static>,
-}
-
-impl Rare {
-    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
-    fn new(needle: &'static [u8], (i, j): (u8, u8)) -> Rare {
-        Rare {
-            needle,
-            #[cfg(target_arch = "x86_64")]
-            pair: memchr::arch::all::packedpair::Pair::with_indices(needle, i, j)
-                .and_then(|p| memchr::arch::x86_64::avx2::packedpair::Finder::with_pair(needle, p)),
-            any: memchr::memmem::Finder::new(needle),
-        }
-    }
-
-    /// The first occurrence in `hay`.
-    fn find(&self, hay: &[u8]) -> Option<usize> {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(f) = self.pair.as_ref().filter(|f| hay.len() >= f.min_haystack_len()) {
-            return f.find(hay, self.needle);
-        }
-        self.any.find(hay)
-    }
-
-    /// Every occurrence in `hay`, in order.
-    fn find_iter<'h>(&'h self, hay: &'h [u8]) -> impl Iterator<Item = usize> + 'h {
-        let mut at = 0usize;
-        std::iter::from_fn(move || {
-            let h = at + self.find(hay.get(at..)?)?;
-            at = h + 1;
-            Some(h)
-        })
-    }
 }
 
 impl Walk<'_> {
@@ -211,63 +167,43 @@ impl Walk<'_> {
     }
 
     /// Counts the lines from `pos` to `at` (a line start, or the region's end) without reading
-    /// them: newlines in pieces, and the long lines among them; stops early at a line that
-    /// must be read (a boot separator, a line at uptime zero). Returns where it stopped.
-    fn skip_to(&mut self, at: usize) -> usize {
+    /// them: from the newlines counted per piece (the pieces at the ends in part), and the long
+    /// lines among them (a run of pieces without a newline is looked at).
+    fn skip_to(&mut self, at: usize) {
         if at <= self.pos {
-            return at;
+            return;
         }
         let r = self.region;
-        let (mut p, mut n, mut long) = (self.pos, 0u64, 0u64);
-        let mut stop = at;
+        let (mut p, mut n, mut long, mut run) = (self.pos, 0u64, 0u64, 0usize);
         while p < at {
-            let q = (p + PIECE).min(at);
-            if let Some(s) = self.marked(p, q, at) {
-                n += bytecount::count(&r[p..s.max(p)], b'\n') as u64;
-                stop = s;
-                break;
-            }
-            let c = bytecount::count(&r[p..q], b'\n') as u64;
+            let i = p / COUNT_PIECE;
+            let pe = ((i + 1) * COUNT_PIECE).min(at);
+            let full = p == i * COUNT_PIECE && pe == (i + 1) * COUNT_PIECE;
+            let c = if full {
+                self.newlines[i] as u64
+            } else {
+                bytecount::count(&r[p..pe], b'\n') as u64
+            };
             n += c;
-            if c == 0 && q - p == PIECE {
-                // a line spans the whole piece: where it starts and ends
+            run = if c == 0 && full { run + 1 } else { 0 };
+            if run == LONG_RUN {
+                // a line may be over the cap: where it starts and ends
                 let from = self.pos;
                 let ls = memchr::memrchr(b'\n', &r[from..p]).map_or(from, |i| from + i + 1);
-                let le = memchr::memchr(b'\n', &r[q..at]).map_or(at, |i| q + i);
+                let le = memchr::memchr(b'\n', &r[pe..at]).map_or(at, |i| pe + i);
                 long += (trim_cr(&r[ls..le]).len() > MAX_RECORD_BYTES) as u64;
-                p = le;
+                (p, run) = (le, 0);
                 continue;
             }
-            p = q;
+            p = pe;
         }
-        if stop == r.len() && r.last() != Some(&b'\n') {
+        if at == r.len() && r.last() != Some(&b'\n') {
             n += 1;
         }
         self.gap = Some((self.pos, self.line_no));
         self.line_no += n;
         self.out.long_lines += long;
-        self.pos = stop;
-        stop
-    }
-
-    /// The first line start in the gap from `pos` to `at` of a boot separator that starts in
-    /// the piece `p..q`, or of a line whose uptime zero starts there.
-    fn marked(&self, p: usize, q: usize, at: usize) -> Option<usize> {
-        let r = self.region;
-        let is_boot = |s: usize| r[s..].starts_with(b"-- Boot ") || r[s..].starts_with(b"-- Reboot --");
-        let lo = p.saturating_sub(1);
-        let hay = &r[lo..(q + BOOT_SEP.len() - 1).min(at)];
-        let first = (p == 0).then_some(0);
-        let boot = first
-            .into_iter()
-            .chain(BOOT.find_iter(hay).map(|h| lo + h + 1))
-            .filter(|&s| s >= p && s < q)
-            .find(|&s| is_boot(s));
-        let hay = &r[p..(q + ZERO_STAMP.len() - 1).min(at)];
-        let zero = ZERO.find(hay).map(|h| p + h).filter(|&h| h < q).map(|h| {
-            memchr::memrchr(b'\n', &r[self.pos..h]).map_or(self.pos, |i| self.pos + i + 1)
-        });
-        boot.into_iter().chain(zero).min()
+        self.pos = at;
     }
 
     /// Reads every line that starts in the sample window that starts at `pos` and ends at `end`.

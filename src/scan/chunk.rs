@@ -4,6 +4,7 @@ use super::candidate::{candidate, recognize};
 use super::deferred::{cap_joint, materialize, Stub};
 use super::lines::{continues, next_line, prev_line, trim_cr};
 use super::account::{self, sampled, Candidate};
+use super::found;
 use super::{
     chunk_bytes, longline, memo, normalize_body, tally, ScanOutput, MAX_PROGRESS_SAMPLES,
 };
@@ -146,7 +147,7 @@ fn chunk_output(
     let mut out = ScanOutput::default();
     // the prefilter finds the candidate lines (few) in the whole region; the lines are counted
     // and the sample read between them (see [`super::account`])
-    let found = candidate_lines(set, &buf[start..end]);
+    let found = found::found(set, &buf[start..end]);
     let at = (start, end, origin + start as u64);
     let learned = fw.learned.as_deref();
     let (candidates, hits) = account::account(buf, at, &found, set, learned, &mut out);
@@ -205,30 +206,6 @@ fn read_past_end(
         at = ne;
     }
     event_lines
-}
-
-/// The prefilter's candidate lines of `region` (see [`crate::events::Prefilter::lines`]). On a
-/// thread of the pool (one chunk among others) the region is searched in halves split at a line
-/// start, with `rayon::join`: a thread out of chunks takes half of what another one still has to
-/// search, so the last chunks of a buffer end together. The lines are the same (a literal holds
-/// no newline, so each hit lies in one half; with a literal that holds one the region is searched
-/// whole).
-fn candidate_lines(set: &RecognizerSet, region: &[u8]) -> Vec<(usize, usize)> {
-    const PIECE: usize = 1 << 20;
-    let whole = region.len() < 2 * PIECE
-        || rayon::current_thread_index().is_none()
-        || rayon::current_num_threads() < 2
-        || set.prefilter_literals.iter().any(|l| l.contains('\n'));
-    let mid = memchr::memchr(b'\n', &region[region.len() / 2..]).map(|p| region.len() / 2 + p + 1);
-    let Some(mid) = mid.filter(|&m| !whole && m < region.len()) else {
-        return set.prefilter.lines(region);
-    };
-    let (mut a, b) = rayon::join(
-        || candidate_lines(set, &region[..mid]),
-        || candidate_lines(set, &region[mid..]),
-    );
-    a.extend(b.into_iter().map(|(s, e)| (s + mid, e + mid)));
-    a
 }
 
 /// Reads the candidate lines of the chunk `own`: a simple line whose signature the memo knows

@@ -7,6 +7,7 @@ mod candidate;
 mod cap;
 mod chunk;
 mod deferred;
+mod found;
 pub mod journal_json;
 pub mod kreport;
 mod lines;
