@@ -9,9 +9,12 @@
 //!   scaled from the sample at the end ([`ScanOutput::settle_recognized`]). Inputs within
 //!   [`SAMPLE_HEAD`] are sampled whole: their count is exact.
 //! - boot lines: journal separators (`-- Boot`, `-- Reboot --`) and dmesg lines at uptime zero
-//!   are searched for by the pass over the bytes ([`super::found`]); any other
-//!   uptime reset shows as an uptime that went back between two lines read, and the lines
-//!   between them are then read one by one to find where.
+//!   are searched for by the pass over the bytes ([`super::found`]); any other uptime reset
+//!   is found where it shows between two lines read, or between a line read and the line just
+//!   before it: the lines skipped between the two lines read are then read one by one to find
+//!   where. (A reset to a nonzero uptime inside a gap, whose boot then climbs past the uptime
+//!   of the last line read before the next line read, is not seen: a dump that lost its first
+//!   lines, concatenated after a boot shorter than itself, within one MiB.)
 //! - `shapes` counts the prefix shapes of the sampled and the candidate lines.
 //!
 //! The sample is defined by offsets in the input (not in the chunk), so a chunked scan and a
@@ -146,7 +149,11 @@ impl Walk<'_> {
         let at = self.abs + self.pos as u64;
         let (ws, we) = if sampled(at) {
             let ws = at - at % SAMPLE_PERIOD;
-            let we = if at < SAMPLE_HEAD { SAMPLE_HEAD } else { ws + SAMPLE_WINDOW };
+            let we = if at < SAMPLE_HEAD {
+                SAMPLE_HEAD
+            } else {
+                ws + SAMPLE_WINDOW
+            };
             (at, we)
         } else {
             let ws = at - at % SAMPLE_PERIOD + SAMPLE_PERIOD;
@@ -226,8 +233,8 @@ impl Walk<'_> {
     /// length, its shape and uptime.
     fn read_line(&mut self, cand_end: Option<usize>, sampled: bool) {
         let (r, ls) = (self.region, self.pos);
-        let le = cand_end
-            .unwrap_or_else(|| memchr::memchr(b'\n', &r[ls..]).map_or(r.len(), |i| ls + i));
+        let le =
+            cand_end.unwrap_or_else(|| memchr::memchr(b'\n', &r[ls..]).map_or(r.len(), |i| ls + i));
         let line = trim_cr(&r[ls..le]);
         self.line_no += 1;
         let long = line.len() > MAX_RECORD_BYTES;
@@ -256,13 +263,28 @@ impl Walk<'_> {
             self.out.boot_lines.push(self.line_no);
         }
         if let Some((s, Some(m))) = shape {
-            if self.prev_mono.is_some_and(|pm| m + BACKWARDS_US < pm) {
+            if self.went_back(ls, m) {
                 self.boots_in_gap(ls);
             }
             self.uptime(s, m, self.line_no);
         }
         self.gap = None;
         self.pos = (le + 1).min(r.len());
+    }
+
+    /// Whether the uptime went back before the line at `ls` (uptime `m`) since the last line
+    /// read: from that line's uptime, or from the line just before (skipped).
+    fn went_back(&self, ls: usize, m: u64) -> bool {
+        if self.prev_mono.is_some_and(|pm| m + BACKWARDS_US < pm) {
+            return true;
+        }
+        let Some((from, _)) = self.gap.filter(|&(from, _)| from < ls) else {
+            return false;
+        };
+        let r = self.region;
+        let ps = memchr::memrchr(b'\n', &r[from..ls - 1]).map_or(from, |i| from + i + 1);
+        let before = quick_shape_with(trim_cr(&r[ps..ls - 1]), self.learned);
+        before.is_some_and(|(_, pm)| pm.is_some_and(|pm| m + BACKWARDS_US < pm))
     }
 
     /// A dmesg line at uptime `m` (line `no`): a new boot at zero, or when the uptime went back.
@@ -290,5 +312,161 @@ impl Walk<'_> {
             }
             ls = le + 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{scan_buffer, scan_chunk, ScanOutput, DEFAULT_EVENTS_PER_KIND};
+    use super::*;
+    use crate::formats::quick_shape;
+    use crate::formats::wrapper::FileWrappers;
+
+    fn set() -> RecognizerSet {
+        RecognizerSet::load(&[]).expect("builtin recognizers")
+    }
+
+    /// About 3.5 MiB of dmesg: three boots (one from zero, one from an uptime that went back,
+    /// one after a journal separator), lines over the record cap (and one just within it), a
+    /// last line without a newline; the events far from the sample windows.
+    fn log() -> Vec<u8> {
+        let mut t = Vec::new();
+        let line = |t: &mut Vec<u8>, us: u64, msg: &str| {
+            t.extend_from_slice(
+                format!("[{:>5}.{:06}] {msg}\n", us / 1_000_000, us % 1_000_000).as_bytes(),
+            )
+        };
+        let mut us = 0u64;
+        while t.len() < 1_400_000 {
+            line(&mut t, us, "systemd[1]: Started Session of user root.");
+            us += 3_000_000;
+        }
+        t.extend(std::iter::repeat_n(b'x', 100_000));
+        t.push(b'\n');
+        t.extend(std::iter::repeat_n(b'y', MAX_RECORD_BYTES));
+        t.push(b'\n');
+        t.extend(std::iter::repeat_n(b'z', MAX_RECORD_BYTES + 1));
+        t.extend_from_slice(b"\r\n");
+        t.extend(std::iter::repeat_n(b'w', MAX_RECORD_BYTES + 1));
+        t.push(b'\n');
+        // a boot from zero, then a boot that starts at 12 s (its first lines lost, its first
+        // line a candidate), both between two sample windows
+        line(&mut t, 0, "Linux version 6.1.0");
+        let mut us = 2_000;
+        while t.len() < 2_000_000 {
+            line(&mut t, us, "usb 1-1: new device");
+            us += 20_000;
+        }
+        let mut us = 12_001_000;
+        line(
+            &mut t,
+            12_000_000,
+            "NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.",
+        );
+        while t.len() < 2_900_000 {
+            line(&mut t, us, "usb 1-2: new device");
+            us += 1_000;
+        }
+        t.extend_from_slice(b"-- Boot 0123456789abcdef0123456789abcdef --\n");
+        let mut us = 5_000_000;
+        while t.len() < 3_600_000 {
+            line(&mut t, us, "eth0: link up");
+            us += 10;
+        }
+        t.extend_from_slice(b"[    9.000000] last line without a newline");
+        t
+    }
+
+    /// What the walk of every line that the scan made before gave: lines, long lines, boot
+    /// lines, recognized lines.
+    fn walk_every_line(buf: &[u8]) -> (u64, u64, Vec<u64>, u64) {
+        let (mut long, mut boots, mut rec, mut prev) = (0, Vec::new(), 0, None::<u64>);
+        let text = buf.strip_suffix(b"\n").unwrap_or(buf);
+        let mut n = 0u64;
+        for l in text.split(|&c| c == b'\n') {
+            let l = trim_cr(l);
+            n += 1;
+            long += (l.len() > MAX_RECORD_BYTES) as u64;
+            if let Some((s, m)) = quick_shape(l) {
+                rec += 1;
+                if let Some(m) = m {
+                    if matches!(s, Shape::DmesgRaw | Shape::Kmsg)
+                        && (m == 0 || prev.is_some_and(|p| m + BACKWARDS_US < p))
+                    {
+                        boots.push(n);
+                    }
+                    prev = Some(m);
+                }
+            } else if is_boot_marker(l) {
+                boots.push(n);
+                rec += 1;
+            }
+        }
+        (n, long, boots, rec)
+    }
+
+    fn scanned(o: &ScanOutput) -> (u64, u64, Vec<u64>) {
+        (o.lines, o.long_lines, o.boot_lines.clone())
+    }
+
+    #[test]
+    fn lines_long_lines_and_boots_are_those_of_a_walk_of_every_line() {
+        let (set, buf) = (set(), log());
+        let (lines, long, boots, rec) = walk_every_line(&buf);
+        // the first line, uptime zero, the reset to 12 s, the separator and the reset after it
+        assert_eq!(boots.len(), 5, "{boots:?}");
+        assert_eq!(long, 3);
+        let out = scan_buffer(&buf, &set, false, DEFAULT_EVENTS_PER_KIND);
+        assert_eq!(scanned(&out), (lines, long, boots.clone()));
+        assert!(out.events.iter().any(|e| e.draft.kind == "xid"));
+        // the sample's share: every line here has a prefix but the four long ones (outside it)
+        assert!(
+            out.recognized.abs_diff(rec) < 100,
+            "{} {rec}",
+            out.recognized
+        );
+        assert!(out.recognized <= out.lines);
+        // within the head, every line is read: exact
+        let head = &buf[..memchr::memrchr(b'\n', &buf[..900_000]).unwrap() + 1];
+        let (hl, _, hb, hr) = walk_every_line(head);
+        let out = scan_buffer(head, &set, false, DEFAULT_EVENTS_PER_KIND);
+        assert_eq!(
+            (out.lines, out.recognized, out.boot_lines.clone()),
+            (hl, hr, hb)
+        );
+    }
+
+    #[test]
+    fn chunks_read_the_sample_of_the_whole_input() {
+        let (set, buf) = (set(), log());
+        let whole = scan_buffer(&buf, &set, false, DEFAULT_EVENTS_PER_KIND);
+        let fw = FileWrappers::learn(&buf, |t| set.prefilter.find(t).is_some());
+        for size in [300_000usize, 1 << 20, 1_234_567] {
+            let mut out = ScanOutput::default();
+            let mut s = 0;
+            while s < buf.len() {
+                let to = (s + size).min(buf.len());
+                let e = memchr::memchr(b'\n', &buf[to - 1..]).map_or(buf.len(), |p| to + p);
+                out.append(scan_chunk(
+                    &buf,
+                    (s, e, 0),
+                    &set,
+                    DEFAULT_EVENTS_PER_KIND,
+                    &fw,
+                ));
+                s = e;
+            }
+            out.settle_recognized();
+            assert_eq!(scanned(&out), scanned(&whole), "chunks of {size}");
+            assert_eq!(out.recognized, whole.recognized, "chunks of {size}");
+        }
+        // in a pool, the pass over the bytes runs in halves: the same
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let pooled = pool.install(|| scan_buffer(&buf, &set, false, DEFAULT_EVENTS_PER_KIND));
+        assert_eq!(scanned(&pooled), scanned(&whole));
+        assert_eq!(pooled.recognized, whole.recognized);
     }
 }

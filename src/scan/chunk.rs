@@ -1,13 +1,11 @@
 //! Chunks of a buffer: the prefilter's candidates, line accounting, and the merge of chunks.
 
+use super::account::{self, sampled, Candidate};
 use super::candidate::{candidate, recognize};
 use super::deferred::{cap_joint, materialize, Stub};
-use super::lines::{continues, next_line, prev_line, trim_cr};
-use super::account::{self, sampled, Candidate};
 use super::found;
-use super::{
-    chunk_bytes, longline, memo, normalize_body, tally, ScanOutput, MAX_PROGRESS_SAMPLES,
-};
+use super::lines::{continues, next_line, prev_line, trim_cr};
+use super::{chunk_bytes, longline, memo, normalize_body, tally, ScanOutput, MAX_PROGRESS_SAMPLES};
 use crate::events::RecognizerSet;
 use crate::formats::repeat::HeadCache;
 use crate::formats::wrapper::FileWrappers;

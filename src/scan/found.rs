@@ -91,7 +91,8 @@ fn leaf(set: &RecognizerSet, hay: &[u8], base: usize, multiline: bool) -> Found 
         };
         if !multiline {
             let found = set.prefilter.lines(&hay[s..e]);
-            f.lines.extend(found.into_iter().map(|(a, b)| (base + s + a, base + s + b)));
+            f.lines
+                .extend(found.into_iter().map(|(a, b)| (base + s + a, base + s + b)));
         }
         count(hay, base, (s, e), &mut f);
         marks(hay, base, (s, e), &mut f.marks);
@@ -122,7 +123,8 @@ fn count(hay: &[u8], base: usize, (s, e): (usize, usize), f: &mut Found) {
 /// accounting reads whatever the sample: the journal's boot separators, and the lines that hold
 /// dmesg's uptime zero.
 fn marks(hay: &[u8], base: usize, (s, e): (usize, usize), out: &mut Vec<usize>) {
-    let is_boot = |l: usize| hay[l..].starts_with(b"-- Boot ") || hay[l..].starts_with(b"-- Reboot --");
+    let is_boot =
+        |l: usize| hay[l..].starts_with(b"-- Boot ") || hay[l..].starts_with(b"-- Reboot --");
     if s == 0 && is_boot(0) {
         out.push(base);
     }
@@ -171,9 +173,8 @@ impl Rare {
         Rare {
             needle,
             #[cfg(target_arch = "x86_64")]
-            pair: memchr::arch::all::packedpair::Pair::with_indices(needle, i, j).and_then(|p| {
-                memchr::arch::x86_64::avx2::packedpair::Finder::with_pair(needle, p)
-            }),
+            pair: memchr::arch::all::packedpair::Pair::with_indices(needle, i, j)
+                .and_then(|p| memchr::arch::x86_64::avx2::packedpair::Finder::with_pair(needle, p)),
             any: memchr::memmem::Finder::new(needle),
         }
     }
