@@ -10,7 +10,6 @@
 //! read by the block that holds its head, a line without a time borrows one across the boundary.
 
 use super::{Ctx, Parsed};
-use crate::formats;
 use crate::formats::wrapper::FileWrappers;
 use crate::input::container::Stream;
 use crate::scan::{self, ScanOutput};
@@ -45,6 +44,8 @@ struct Block {
     len: usize,
     /// The range of `buf` this block owns.
     own: (usize, usize),
+    /// The offset of its own lines in the decoded input.
+    at: u64,
     /// Its first line is the rest of the last line of the block before (a line longer than a
     /// block, cut inside).
     continued: bool,
@@ -73,7 +74,7 @@ pub fn read(head: Vec<u8>, stream: &mut Stream, ctx: &Ctx, warnings: &mut Vec<St
         }
     });
     let mut out = merge.out;
-    out.recognized = out.recognized.min(out.lines);
+    out.settle_recognized();
     warnings.extend(stream.warnings.drain(..).map(|w| format!("stream: {w}")));
     Parsed::scanned(out, merge.bytes)
 }
@@ -119,9 +120,11 @@ fn scan_pooled(
 /// Scans the lines a block owns (line numbers count from its first own line), then hands its
 /// buffer `back`.
 fn scan_block(b: Block, back: &Sender<Vec<u8>>, ctx: &Ctx, fw: &FileWrappers) -> (ScanOutput, u64) {
-    let mut part = scan::scan_chunk(&b.buf[..b.len], b.own, ctx.set, ctx.cap, fw);
+    let origin = b.at - b.own.0 as u64;
+    let own = (b.own.0, b.own.1, origin);
+    let mut part = scan::scan_chunk(&b.buf[..b.len], own, ctx.set, ctx.cap, fw);
     if b.continued && part.lines > 0 {
-        continue_line(&mut part, &b.buf[b.own.0..b.own.1]);
+        continue_line(&mut part, &b.buf[b.own.0..b.own.1], b.at);
     }
     let _ = back.send(b.buf);
     (part, (b.own.1 - b.own.0) as u64)
@@ -170,6 +173,7 @@ fn cut_blocks(
     let mut len = cur.len();
     let mut behind = 0usize;
     let mut continued = false;
+    let mut at = 0u64;
     // buffers back from the scan, the last one back on top: it is refilled first, while its
     // bytes are still in the cache (a decoder writing into cold memory is slower)
     let mut pool: Vec<Vec<u8>> = Vec::new();
@@ -213,12 +217,14 @@ fn cut_blocks(
             buf: cur,
             len: filled,
             own: (behind, cut),
+            at,
             continued,
         };
         if tx.send(block).is_err() || last {
             return;
         }
         continued = inside;
+        at += (cut - behind) as u64;
         behind = cut - keep;
         cur = next;
     }
@@ -245,11 +251,10 @@ fn context_start(cur: &[u8], cut: usize) -> usize {
     memchr::memchr(b'\n', &cur[from - 1..cut]).map_or(cut, |p| from + p)
 }
 
-/// Joins the first line of a block to the last line of the block before, which the boundary cut
-/// (a line longer than a block): one line less, line numbers one less, and that line counted
-/// once as long and as recognized.
-fn continue_line(part: &mut ScanOutput, bytes: &[u8]) {
-    part.lines -= 1;
+/// Joins the first line of a block (at input offset `at`) to the last line of the block before,
+/// which the boundary cut (a line longer than a block): one line less, line numbers one less,
+/// and that line counted once as long and in the sample.
+fn continue_line(part: &mut ScanOutput, bytes: &[u8], at: u64) {
     for e in part.events.iter_mut().chain(part.attachments.iter_mut()) {
         e.line = e.line.saturating_sub(1);
     }
@@ -258,13 +263,7 @@ fn continue_line(part: &mut ScanOutput, bytes: &[u8]) {
     }
     part.boot_lines.retain(|&b| b > 0);
     let first = memchr::memchr(b'\n', bytes).map_or(bytes, |p| &bytes[..p]);
-    let first = first.strip_suffix(b"\r").unwrap_or(first);
-    if first.len() > scan::MAX_RECORD_BYTES {
-        part.long_lines = part.long_lines.saturating_sub(1);
-    }
-    if formats::quick_shape(first).is_some() {
-        part.recognized = part.recognized.saturating_sub(1);
-    }
+    part.forget_first_line(first, at);
 }
 
 #[cfg(test)]

@@ -1,16 +1,15 @@
 //! Chunks of a buffer: the prefilter's candidates, line accounting, and the merge of chunks.
 
+use super::account::{self, sampled, Candidate};
 use super::candidate::{candidate, recognize};
 use super::deferred::{cap_joint, materialize, Stub};
+use super::found;
 use super::lines::{continues, next_line, prev_line, trim_cr};
-use super::{
-    chunk_bytes, longline, memo, normalize_body, tally, ScanOutput, MAX_PROGRESS_SAMPLES,
-    MAX_RECORD_BYTES,
-};
+use super::{chunk_bytes, longline, memo, normalize_body, tally, ScanOutput, MAX_PROGRESS_SAMPLES};
 use crate::events::RecognizerSet;
 use crate::formats::repeat::HeadCache;
 use crate::formats::wrapper::FileWrappers;
-use crate::formats::{parse_head_with, LineHead, Shape};
+use crate::formats::{parse_head_with, LineHead};
 use rayon::prelude::*;
 
 /// Scans a whole buffer; uses rayon over chunks when it is large and `parallel` is set. At most
@@ -21,8 +20,9 @@ pub fn scan_buffer(buf: &[u8], set: &RecognizerSet, parallel: bool, cap: u64) ->
     let fw = FileWrappers::learn(buf, |t| set.prefilter.find(t).is_some());
     let chunk = chunk_bytes();
     if !parallel || buf.len() <= chunk * 2 {
-        let mut out = chunk_output(buf, (0, buf.len()), set, cap, &fw);
+        let mut out = chunk_output(buf, (0, buf.len(), 0), set, cap, &fw);
         materialize(buf, set, &fw, &mut out);
+        out.settle_recognized();
         return out;
     }
     let mut bounds = vec![0usize];
@@ -44,7 +44,7 @@ pub fn scan_buffer(buf: &[u8], set: &RecognizerSet, parallel: bool, cap: u64) ->
     let share = (MAX_PROGRESS_SAMPLES / bounds.len().max(1)).max(500);
     let windows: Vec<(usize, usize)> = bounds.windows(2).map(|w| (w[0], w[1])).collect();
     let scan = |&(s, e): &(usize, usize)| {
-        let mut part = chunk_output(buf, (s, e), set, cap, &fw);
+        let mut part = chunk_output(buf, (s, e, 0), set, cap, &fw);
         part.thin_progress_to(share);
         part
     };
@@ -66,6 +66,7 @@ pub fn scan_buffer(buf: &[u8], set: &RecognizerSet, parallel: bool, cap: u64) ->
         }
     }
     materialize(buf, set, &fw, &mut out);
+    out.settle_recognized();
     out
 }
 
@@ -117,73 +118,39 @@ fn stream_chunks(
 
 /// Scans `buf[start..end]` (newline aligned); line numbers are relative to `start`; at most `cap`
 /// events per host, kind, code, GPU and rank are kept (the cap is applied as events accumulate).
-/// `fw` is what the file's first lines said about wrappers.
+/// `fw` is what the file's first lines said about wrappers; `origin` is the offset of `buf[0]`
+/// in the input (the sample is defined by input offsets, see [`super::sampled`]). The count of
+/// recognized lines is the sample's (see [`ScanOutput::settle_recognized`]).
 pub fn scan_chunk(
     buf: &[u8],
-    (start, end): (usize, usize),
+    (start, end, origin): (usize, usize, u64),
     set: &RecognizerSet,
     cap: u64,
     fw: &FileWrappers,
 ) -> ScanOutput {
-    let mut out = chunk_output(buf, (start, end), set, cap, fw);
+    let mut out = chunk_output(buf, (start, end, origin), set, cap, fw);
     materialize(buf, set, fw, &mut out);
     out
 }
 
 /// [`scan_chunk`] with the events counted before building still deferred (see
-/// [`super::deferred`]).
+/// [`super::deferred`]). `origin` is the input offset of `buf[0]`.
 fn chunk_output(
     buf: &[u8],
-    (start, end): (usize, usize),
+    (start, end, origin): (usize, usize, u64),
     set: &RecognizerSet,
     cap: u64,
     fw: &FileWrappers,
 ) -> ScanOutput {
     let mut out = ScanOutput::default();
-    let region = &buf[start..end];
-    // Pass 1: the prefilter finds the candidate lines (few) in the whole region.
-    let found = candidate_lines(set, region);
-    let mut next = found.iter().peekable();
-    // the anchors of a line over the record cap (the window recognizers read around the last)
-    let mut hits: Vec<usize> = Vec::new();
-    let mut candidates: Vec<Candidate> = Vec::with_capacity(found.len());
-    // Pass 2: count lines and recognized prefixes without allocating; number the candidate lines.
-    let mut line_no = 0u64;
-    let mut ls = 0usize;
-    let mut prev_mono: Option<u64> = None;
-    while ls < region.len() {
-        let le = memchr::memchr(b'\n', &region[ls..]).map_or(region.len(), |p| ls + p);
-        let line = trim_cr(&region[ls..le]);
-        line_no += 1;
-        if next.next_if(|&&(s, _)| s == ls).is_some() {
-            let first = hits.len();
-            if line.len() > MAX_RECORD_BYTES {
-                hits.extend(set.prefilter.starts(line).into_iter().map(|h| ls + h));
-            }
-            candidates.push((start + ls, start + le, line_no, first, hits.len()));
-        }
-        if line.len() > MAX_RECORD_BYTES {
-            out.long_lines += 1;
-        }
-        if let Some((shape, mono)) = crate::formats::quick_shape_with(line, fw.learned.as_deref()) {
-            out.recognized += 1;
-            out.shapes[shape as usize] += 1;
-            if let Some(m) = mono {
-                if matches!(shape, Shape::DmesgRaw | Shape::Kmsg)
-                    && (m == 0 || prev_mono.is_some_and(|pm| m + 1_000_000 < pm))
-                {
-                    out.boot_lines.push(line_no);
-                }
-                prev_mono = Some(m);
-            }
-        } else if line.starts_with(b"-- ") && crate::formats::journal::is_boot_marker(line) {
-            out.boot_lines.push(line_no);
-            out.recognized += 1;
-        }
-        ls = le + 1;
-    }
-    out.lines = line_no;
-    // Pass 3: recognizers on the candidate lines.
+    // the prefilter finds the candidate lines (few) in the whole region; the lines are counted
+    // and the sample read between them (see [`super::account`])
+    let found = found::found(set, &buf[start..end]);
+    let at = (start, end, origin + start as u64);
+    let learned = fw.learned.as_deref();
+    let (candidates, hits) = account::account(buf, at, &found, set, learned, &mut out);
+    drop(found);
+    // recognizers on the candidate lines
     let mut record_end = 0usize;
     let mut event_lines = read_candidates(
         buf,
@@ -194,8 +161,27 @@ fn chunk_output(
         fw,
         (&mut out, &mut record_end),
     );
-    // a record whose head is in this chunk is this chunk's, even where its continuation lines
-    // (the ones with the anchor) lie past its end: the next chunk leaves it alone
+    event_lines += read_past_end(buf, (start, end, origin), set, fw, (&mut out, record_end));
+    super::collapse_bursts(&mut out.events, set.nvrm_recognizers());
+    out.cap(cap);
+    // sampled event lines whose prefix was not understood still count as recognized
+    out.recognized = (out.recognized + event_lines).min(out.walked);
+    out.thin_progress();
+    out
+}
+
+/// A record whose head is in the chunk `buf[start..end]` is this chunk's, even where its
+/// continuation lines (the ones with the anchor) lie past its end: the next chunk leaves them
+/// alone, this one reads them (from `record_end`, where the last record read ended). Returns
+/// the sampled lines without a known prefix that gave an event.
+fn read_past_end(
+    buf: &[u8],
+    (start, end, origin): (usize, usize, u64),
+    set: &RecognizerSet,
+    fw: &FileWrappers,
+    (out, mut record_end): (&mut ScanOutput, usize),
+) -> u64 {
+    let mut event_lines = 0u64;
     let mut prev = prev_line(buf, end).unwrap_or((start, start));
     let mut at = end.saturating_sub(1);
     for k in 1..=8u64 {
@@ -208,63 +194,22 @@ fn chunk_output(
         }
         let hits = set.prefilter.starts(&buf[ns..ne]);
         if !hits.is_empty() && ns >= record_end {
-            let far = longline::window(buf, (ns, ne), &hits, ns, &mut out);
+            let far = longline::window(buf, (ns, ne), &hits, ns, out);
             let no = out.lines + k;
-            let r = candidate(
-                buf,
-                ((ns, ne, no), far),
-                (start, end),
-                set,
-                &mut out,
-                fw,
-                None,
-            );
-            event_lines += r.gave as u64;
+            let r = candidate(buf, ((ns, ne, no), far), (start, end), set, out, fw, None);
+            event_lines += (r.gave && sampled(origin + ns as u64)) as u64;
             record_end = r.end;
         }
         prev = (ns, ne);
         at = ne;
     }
-    super::collapse_bursts(&mut out.events, set.nvrm_recognizers());
-    out.cap(cap);
-    // event lines whose prefix was not understood still count as recognized
-    out.recognized = (out.recognized + event_lines).min(out.lines);
-    out.thin_progress();
-    out
+    event_lines
 }
-
-/// The prefilter's candidate lines of `region` (see [`crate::events::Prefilter::lines`]). On a
-/// thread of the pool (one chunk among others) the region is searched in halves split at a line
-/// start, with `rayon::join`: a thread out of chunks takes half of what another one still has to
-/// search, so the last chunks of a buffer end together. The lines are the same (a literal holds
-/// no newline, so each hit lies in one half; with a literal that holds one the region is searched
-/// whole).
-fn candidate_lines(set: &RecognizerSet, region: &[u8]) -> Vec<(usize, usize)> {
-    const PIECE: usize = 1 << 20;
-    let whole = region.len() < 2 * PIECE
-        || rayon::current_thread_index().is_none()
-        || rayon::current_num_threads() < 2
-        || set.prefilter_literals.iter().any(|l| l.contains('\n'));
-    let mid = memchr::memchr(b'\n', &region[region.len() / 2..]).map(|p| region.len() / 2 + p + 1);
-    let Some(mid) = mid.filter(|&m| !whole && m < region.len()) else {
-        return set.prefilter.lines(region);
-    };
-    let (mut a, b) = rayon::join(
-        || candidate_lines(set, &region[..mid]),
-        || candidate_lines(set, &region[mid..]),
-    );
-    a.extend(b.into_iter().map(|(s, e)| (s + mid, e + mid)));
-    a
-}
-
-/// A candidate line: start and end (absolute), 1-based number in the chunk, and the range of its
-/// prefilter hits.
-type Candidate = (usize, usize, u64, usize, usize);
 
 /// Reads the candidate lines of the chunk `own`: a simple line whose signature the memo knows
 /// is only counted or deferred, any other is read in full (see [`super::memo`]). Returns the
-/// lines without a known prefix that gave an event; `record_end` is where the last record read
-/// ends.
+/// sampled lines without a known prefix that gave an event; `record_end` is where the last
+/// record read ends.
 fn read_candidates(
     buf: &[u8],
     own: (usize, usize),
@@ -280,7 +225,7 @@ fn read_candidates(
     let mut memo = memo::Memo::default();
     let mut heads = HeadCache::default();
     let learned = fw.learned.as_deref();
-    for &(ls, le, no, h0, h1) in candidates {
+    for &(ls, le, no, h0, h1, walked) in candidates {
         // a hit inside the continuation lines of the record just read belongs to that record
         if ls < *record_end {
             continue;
@@ -328,7 +273,7 @@ fn read_candidates(
         }
         let far = longline::window(buf, (ls, le), &hits[h0..h1], own.0, out);
         let r = candidate(buf, ((ls, le, no), far), own, set, out, fw, tally.as_mut());
-        event_lines += r.gave as u64;
+        event_lines += (r.gave && walked) as u64;
         *record_end = r.end;
         if let (true, Some(known)) = (sign, r.known) {
             // a new signature: its masks are checked when it comes back (nothing to check when

@@ -1,11 +1,13 @@
 //! The per-byte stage: split a buffer into newline-aligned chunks, count lines, find candidate
 //! lines with the anchor automaton, and run the owning recognizers on those lines only.
 
+mod account;
 mod bursts;
 mod candidate;
 mod cap;
 mod chunk;
 mod deferred;
+mod found;
 pub mod journal_json;
 pub mod kreport;
 mod lines;
@@ -15,6 +17,7 @@ mod output;
 mod record;
 mod tally;
 
+pub use account::{sampled, SAMPLE_HEAD, SAMPLE_PERIOD, SAMPLE_WINDOW};
 pub use bursts::collapse_bursts;
 pub use chunk::{memo_enabled, scan_buffer, scan_chunk};
 pub use output::MAX_PROGRESS_SAMPLES;
@@ -77,8 +80,12 @@ pub struct Located {
 pub struct ScanOutput {
     /// Lines counted (`wc -l`, plus one for a final line without newline).
     pub lines: u64,
-    /// Lines whose prefix a format reader understood, or that gave an event.
+    /// Lines whose prefix a format reader understood, or that gave an event: among the lines of
+    /// the sample while scanning ([`sampled`]), over the whole input once settled
+    /// ([`ScanOutput::settle_recognized`]).
     pub recognized: u64,
+    /// Lines of the sample read so far (all of them for an input within [`SAMPLE_HEAD`]).
+    walked: u64,
     /// Events.
     pub events: Vec<Located>,
     /// Captures to merge into other events or the inventory.
@@ -90,7 +97,7 @@ pub struct ScanOutput {
     /// Anchors in long lines that recognizers did not read (neither in the head nor in the
     /// window around the line's last anchor).
     pub lost_anchors: u64,
-    /// Count of lines per prefix shape (for format detection and reporting).
+    /// Count of lines per prefix shape, over the sampled and the candidate lines.
     pub shapes: [u64; crate::formats::SHAPES],
     /// Progress samples met while scanning, kept or not.
     progress_seen: u64,

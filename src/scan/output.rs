@@ -52,12 +52,44 @@ impl ScanOutput {
             .extend(p.boot_lines.iter().map(|l| l + base));
         self.lines += p.lines;
         self.recognized += p.recognized;
+        self.walked += p.walked;
         self.long_lines += p.long_lines;
         self.lost_anchors += p.lost_anchors;
         for (a, b) in self.shapes.iter_mut().zip(p.shapes) {
             *a += b;
         }
         self.thin_progress();
+    }
+
+    /// Turns the count of recognized lines of the sample into the input's: the sample's, plus
+    /// the lines outside it at the sample's share (rounded down). Unchanged when every line was
+    /// in the sample. Called once, on the output of a whole input.
+    pub fn settle_recognized(&mut self) {
+        let (rec, walked) = (self.recognized.min(self.walked), self.walked);
+        if walked > 0 && walked < self.lines {
+            let rest = (self.lines - walked) as u128 * rec as u128 / walked as u128;
+            self.recognized = rec + rest as u64;
+            self.walked = self.lines;
+        }
+        self.recognized = self.recognized.min(self.lines);
+    }
+
+    /// Takes back the first line of this output, which continues the last line of the text
+    /// before (a line longer than a stream's block, cut inside it): one line less, and that
+    /// line (`first`, starting at input offset `at`) neither long nor sampled here. Line
+    /// numbers are the caller's to shift.
+    pub fn forget_first_line(&mut self, first: &[u8], at: u64) {
+        self.lines = self.lines.saturating_sub(1);
+        let first = first.strip_suffix(b"\r").unwrap_or(first);
+        if first.len() > super::MAX_RECORD_BYTES {
+            self.long_lines = self.long_lines.saturating_sub(1);
+        }
+        if super::sampled(at) {
+            self.walked = self.walked.saturating_sub(1);
+            if crate::formats::quick_shape(first).is_some() {
+                self.recognized = self.recognized.saturating_sub(1);
+            }
+        }
     }
 
     /// Keeps memory bounded on endless progress output: past [`MAX_PROGRESS_SAMPLES`] trainer
