@@ -65,7 +65,7 @@ pub fn aer_drafts(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
         d.attrs.insert("device", s.clone());
     }
     if body[..pos].trim_start().starts_with("nvidia ") {
-        d.gpu = reporter.clone();
+        d.gpu = reporter.as_deref().map(Into::into);
     }
     let prefix = &body[..pos];
     for line in rec.following.iter().take(6) {

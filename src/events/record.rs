@@ -9,8 +9,8 @@ pub struct Draft {
     pub kind: &'static str,
     /// Code.
     pub code: Option<i64>,
-    /// GPU id.
-    pub gpu: Option<String>,
+    /// GPU id: one text shared by the events of a GPU once located (see the scan).
+    pub gpu: Option<std::sync::Arc<str>>,
     /// Rank.
     pub rank: Option<i64>,
     /// Host named inside the record.

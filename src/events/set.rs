@@ -58,8 +58,10 @@ fn draft_from(def: &RecognizerDef, re: &Regex, caps: &regex::Captures<'_>) -> Dr
         let Some(m) = caps.name(name) else { continue };
         let v = m.as_str().trim();
         match name {
-            "gpu" => d.gpu = crate::ids::normalize_bdf(v).or_else(|| Some(v.to_string())),
-            "busid" => d.gpu = crate::ids::nccl_bus_id(v),
+            "gpu" => {
+                d.gpu = Some(crate::ids::normalize_bdf(v).map_or_else(|| v.into(), Into::into))
+            }
+            "busid" => d.gpu = crate::ids::nccl_bus_id(v).map(Into::into),
             "code" => d.code = v.parse().ok(),
             "rank" => d.rank = v.parse().ok(),
             "host" => d.host = Some(v.to_string()),

@@ -60,8 +60,9 @@ pub fn collapse_bursts(events: &mut Vec<Located>, recognizers: &[&'static str]) 
             e.draft.kind,
             e.draft
                 .gpu
-                .clone()
-                .or_else(|| a.get("gpu_instance").map(str::to_string)),
+                .as_deref()
+                .or_else(|| a.get("gpu_instance"))
+                .map(str::to_string),
             a.get("family").map(str::to_string),
             a.get("class").map(str::to_string),
             a.get("status").map(str::to_string),

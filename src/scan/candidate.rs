@@ -333,12 +333,13 @@ fn build(
             None
         };
         let (message, body) = match segment_text {
-            Some(t) => (Arc::from(t), crate::model::Body::Own(String::new())),
+            Some(t) => (Arc::from(t), crate::model::Body::Own(Box::default())),
             None => {
                 let body = crate::model::Body::cut(&shared, &body, MAX_MESSAGE_BYTES);
                 (shared.clone(), body)
             }
         };
+        d.gpu = d.gpu.take().map(|g| out.share_gpu(g));
         let own_stamp = d.stamp.take();
         let loc = Located {
             line: w.head_line_no,

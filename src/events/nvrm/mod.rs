@@ -496,7 +496,7 @@ pub fn nvrm_drafts(k: &Nvrm, rec: &Record<'_>, out: &mut Vec<Draft>) {
     let body = rec.body;
     if let Some((gpu, err)) = probe_failure(body) {
         let mut d = Draft::new("gpu_init_failure");
-        d.gpu = gpu;
+        d.gpu = gpu.map(Into::into);
         d.attrs.insert("error", err);
         d.attrs.insert("family", "init".into());
         d.attrs.insert("class", "probe-failed".into());
@@ -511,7 +511,7 @@ pub fn nvrm_drafts(k: &Nvrm, rec: &Record<'_>, out: &mut Vec<Draft>) {
         return;
     };
     let mut d = Draft::new(v.kind);
-    d.gpu = line.gpu.clone();
+    d.gpu = line.gpu.as_deref().map(Into::into);
     d.severity = v.severity;
     d.layer = v.layer;
     let mut attr = |key: &str, val: String| {
