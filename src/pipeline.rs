@@ -92,7 +92,7 @@ impl Shared {
 
 fn to_raw(index: usize, loc: Located, catalog: &Catalog, gpus: &mut Shared) -> RawEvent {
     let d = loc.draft;
-    let (layer, severity) = match d.code_table {
+    let (layer, severity) = match d.code_table() {
         Some(table @ ("xid" | "sxid")) if d.code.is_some() => catalog.classify(table, d.code),
         _ => catalog.classify(d.kind, d.code),
     };
@@ -111,9 +111,9 @@ fn to_raw(index: usize, loc: Located, catalog: &Catalog, gpus: &mut Shared) -> R
         stamp: loc.stamp,
         borrowed_time: loc.borrowed,
         boot: 0,
-        recognizer: d.recognizer,
+        recognizer: d.origin.recognizer,
         attrs: d.attrs,
-        bmc: d.bmc,
+        bmc: d.origin.bmc,
         suppressed: loc.suppressed,
     }
 }
