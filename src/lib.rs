@@ -5,6 +5,7 @@
 //! [`timeline`] (clock alignment, dedupe, order) → [`incidents`] + [`rules`] (grouping and root
 //! cause) → [`report`] (text, JSON, Markdown).
 
+pub mod alloc;
 pub mod catalog;
 mod embedded;
 pub mod events;

@@ -3,5 +3,6 @@
 mod cli;
 
 fn main() -> std::process::ExitCode {
+    faultline::alloc::tune();
     cli::run()
 }

@@ -74,16 +74,15 @@ struct Shared {
 }
 
 impl Shared {
-    fn get(&mut self, s: String) -> std::sync::Arc<str> {
-        if let Some(l) = self.last.as_ref().filter(|l| ***l == *s) {
+    fn get(&mut self, s: std::sync::Arc<str>) -> std::sync::Arc<str> {
+        if let Some(l) = self.last.as_ref().filter(|l| **l == s) {
             return l.clone();
         }
-        let a = match self.made.get_key_value(s.as_str()) {
+        let a = match self.made.get_key_value(&*s) {
             Some((a, _)) => a.clone(),
             None => {
-                let a: std::sync::Arc<str> = std::sync::Arc::from(s);
-                self.made.insert(a.clone(), ());
-                a
+                self.made.insert(s.clone(), ());
+                s
             }
         };
         self.last = Some(a.clone());
@@ -93,7 +92,7 @@ impl Shared {
 
 fn to_raw(index: usize, loc: Located, catalog: &Catalog, gpus: &mut Shared) -> RawEvent {
     let d = loc.draft;
-    let (layer, severity) = match d.code_table {
+    let (layer, severity) = match d.code_table() {
         Some(table @ ("xid" | "sxid")) if d.code.is_some() => catalog.classify(table, d.code),
         _ => catalog.classify(d.kind, d.code),
     };
@@ -108,13 +107,13 @@ fn to_raw(index: usize, loc: Located, catalog: &Catalog, gpus: &mut Shared) -> R
         rank: d.rank,
         host: loc.host,
         body: loc.body,
-        message: loc.message.to_string(),
+        message: loc.message,
         stamp: loc.stamp,
         borrowed_time: loc.borrowed,
         boot: 0,
-        recognizer: d.recognizer,
+        recognizer: d.origin.recognizer,
         attrs: d.attrs,
-        bmc: d.bmc,
+        bmc: d.origin.bmc,
         suppressed: loc.suppressed,
     }
 }
@@ -231,6 +230,9 @@ fn release(body: read::Body) {
     }
 }
 
+/// Past this many events, the memory a stage freed is given back to the system after it.
+pub(crate) const LARGE_LIST: usize = 1 << 16;
+
 /// The steps after reading that every input shares: classification, the events cap, the host.
 fn settle(
     index: usize,
@@ -251,6 +253,9 @@ fn settle(
         events.sort_by_key(|e| e.line);
     }
     cap_events(&mut events, (cap, capped), &mut warnings);
+    if events.len() >= LARGE_LIST {
+        crate::alloc::give_back();
+    }
     let attachments = classify(index, p.out.attachments, catalog);
     let host = input
         .host_hint

@@ -108,7 +108,7 @@ fn rows(dir: &Path, file: &str) -> Vec<Vec<String>> {
 fn outcome(set: &RecognizerSet, line: &str) -> Outcome {
     let buf = format!("{line}\n");
     let out = scan_buffer(buf.as_bytes(), set, false, 1000);
-    let ids: Vec<&str> = out.events.iter().map(|e| e.draft.recognizer).collect();
+    let ids: Vec<&str> = out.events.iter().map(|e| e.draft.recognizer()).collect();
     if ids.iter().any(|id| !set.is_generic_id(id)) {
         Outcome::Specific
     } else if !ids.is_empty() {

@@ -298,7 +298,7 @@ fn read(set: &RecognizerSet, line: &str) -> (Yield, Vec<String>) {
     }
     let kinds: Vec<String> = drafts
         .iter()
-        .filter(|d| d.attach_to.is_none())
+        .filter(|d| d.attach_to().is_none())
         .map(|d| d.kind.to_string())
         .collect();
     let y = if kinds.iter().any(|k| k != "driver_error") {

@@ -40,7 +40,7 @@ pub fn aer_drafts(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
         d.attrs.insert("device", s);
     }
     if body[..pos].trim_start().starts_with("nvidia ") {
-        d.gpu = reporter.clone();
+        d.gpu = reporter.as_deref().map(Into::into);
     }
     details(rec, body[..pos].trim_end(), &mut d);
     out.push(d);

@@ -108,7 +108,7 @@ pub fn cper_drafts(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
             d.attrs.insert_if_absent(k, &v);
         }
         if d.attrs.get("vendor_id").is_some_and(|v| v == "0x10de") {
-            d.gpu = d.attrs.get("device").map(str::to_string);
+            d.gpu = d.attrs.get("device").map(Into::into);
         }
         out.push(d);
     }

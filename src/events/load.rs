@@ -2,6 +2,7 @@
 //! and the user's merged into one list, each definition checked and its regex resolved, then the
 //! anchor automaton and the prefilter built over every anchor.
 
+use super::record::Origin;
 use super::set::{Compiled, NvrmKnowledge};
 use super::{ntstatus, nvrm, regexes, verbs};
 use super::{Needles, Prefilter, RecognizerDef, RecognizerFile, RecognizerSet, TraceDef};
@@ -165,7 +166,24 @@ fn compile(def: Cow<'static, RecognizerDef>) -> Result<Compiled, RecognizerError
         }
         _ => {}
     }
-    Ok(Compiled { def, regex })
+    let full = Origin::of(Origin {
+        recognizer: super::intern(&def.id),
+        attach_to: def.attach_to.as_deref().map(super::intern),
+        code_table: def.code_table.as_deref().map(super::intern),
+        bmc: def.bmc,
+        report: def.report,
+    });
+    let bare = Origin::of(Origin {
+        attach_to: None,
+        code_table: None,
+        ..full.clone()
+    });
+    Ok(Compiled {
+        def,
+        regex,
+        full,
+        bare,
+    })
 }
 
 /// Every distinct anchor in recognizer order, with the recognizers that own each.

@@ -9,8 +9,8 @@ pub struct Draft {
     pub kind: &'static str,
     /// Code.
     pub code: Option<i64>,
-    /// GPU id.
-    pub gpu: Option<String>,
+    /// GPU id: one text shared by the events of a GPU once located (see the scan).
+    pub gpu: Option<std::sync::Arc<str>>,
     /// Rank.
     pub rank: Option<i64>,
     /// Host named inside the record.
@@ -25,16 +25,85 @@ pub struct Draft {
     pub attrs: crate::model::Attrs,
     /// Derived from another event of the same line.
     pub derived: bool,
-    /// Captures to merge into an earlier event of this kind.
-    pub attach_to: Option<&'static str>,
+    /// The recognizer that made it and what its definition says of its drafts: one value per
+    /// recognizer for the whole run (8 bytes in every draft, not 56).
+    pub origin: &'static Origin,
+}
+
+/// Where a draft comes from: its recognizer and what the recognizer's definition says of the
+/// drafts it makes (see [`Origin::of`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Origin {
     /// Recognizer id.
     pub recognizer: &'static str,
-    /// Seen by the BMC (see [`RecognizerDef::bmc`]).
-    pub bmc: bool,
-    /// Catalog table of the code (see [`RecognizerDef::code_table`]).
+    /// Captures to merge into an earlier event of this kind.
+    pub attach_to: Option<&'static str>,
+    /// Catalog table of the code (see [`super::RecognizerDef::code_table`]).
     pub code_table: Option<&'static str>,
-    /// Heads a kernel report (see [`RecognizerDef::report`]).
+    /// Seen by the BMC (see [`super::RecognizerDef::bmc`]).
+    pub bmc: bool,
+    /// Heads a kernel report (see [`super::RecognizerDef::report`]).
     pub report: bool,
+}
+
+/// The origin of a draft no recognizer has named yet.
+static NO_ORIGIN: Origin = Origin {
+    recognizer: "",
+    attach_to: None,
+    code_table: None,
+    bmc: false,
+    report: false,
+};
+
+impl Default for &'static Origin {
+    fn default() -> Self {
+        &NO_ORIGIN
+    }
+}
+
+impl Origin {
+    /// The one copy of `o` for the whole run (made once per recognizer when the knowledge is
+    /// loaded; never from the text of an input).
+    pub fn of(o: Origin) -> &'static Origin {
+        use std::collections::HashSet;
+        use std::sync::Mutex;
+        static ALL: Mutex<Option<HashSet<&'static Origin>>> = Mutex::new(None);
+        let mut all = ALL.lock().unwrap_or_else(|e| e.into_inner());
+        let all = all.get_or_insert_with(HashSet::new);
+        if let Some(s) = all.get(&o) {
+            return s;
+        }
+        let s: &'static Origin = Box::leak(Box::new(o));
+        all.insert(s);
+        s
+    }
+}
+
+impl Draft {
+    /// Recognizer id.
+    pub fn recognizer(&self) -> &'static str {
+        self.origin.recognizer
+    }
+
+    /// Captures to merge into an earlier event of this kind.
+    pub fn attach_to(&self) -> Option<&'static str> {
+        self.origin.attach_to
+    }
+
+    /// Catalog table of the code.
+    pub fn code_table(&self) -> Option<&'static str> {
+        self.origin.code_table
+    }
+
+    /// Seen by the BMC.
+    pub fn bmc(&self) -> bool {
+        self.origin.bmc
+    }
+
+    /// Heads a kernel report.
+    pub fn report(&self) -> bool {
+        self.origin.report
+    }
 }
 
 impl Draft {

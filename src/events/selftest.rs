@@ -41,7 +41,7 @@ impl RecognizerSet {
                     if hit && c.def.generic {
                         // a catch-all is tested as the scanner runs it: after the others
                         self.apply_all(&owners, &rec, &mut out);
-                        out.retain(|d| d.recognizer == c.def.id);
+                        out.retain(|d| d.recognizer() == c.def.id);
                     } else if hit {
                         claimed = self.apply(i, &rec, &mut out);
                     }

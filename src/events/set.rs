@@ -13,6 +13,10 @@ use std::collections::BTreeMap;
 pub(super) struct Compiled {
     pub(super) def: Cow<'static, RecognizerDef>,
     pub(super) regex: Option<regexes::RegexRef>,
+    /// The origin of the drafts its regex makes.
+    pub(super) full: &'static super::record::Origin,
+    /// The origin of the drafts its built-in parser makes (no attachment, no catalog table).
+    pub(super) bare: &'static super::record::Origin,
 }
 
 /// All recognizers, with their anchors and the prefilter.
@@ -52,14 +56,18 @@ pub(super) enum NvrmKnowledge {
 pub const MAX_MATCHES_PER_RECORD: usize = 256;
 
 /// A draft from one regex match: named captures fill the draft's fields or its details.
-fn draft_from(def: &RecognizerDef, re: &Regex, caps: &regex::Captures<'_>) -> Draft {
+fn draft_from(c: &Compiled, re: &Regex, caps: &regex::Captures<'_>) -> Draft {
+    let def = &c.def;
     let mut d = Draft::new(&def.kind);
+    d.origin = c.full;
     for name in re.capture_names().flatten() {
         let Some(m) = caps.name(name) else { continue };
         let v = m.as_str().trim();
         match name {
-            "gpu" => d.gpu = crate::ids::normalize_bdf(v).or_else(|| Some(v.to_string())),
-            "busid" => d.gpu = crate::ids::nccl_bus_id(v),
+            "gpu" => {
+                d.gpu = Some(crate::ids::normalize_bdf(v).map_or_else(|| v.into(), Into::into))
+            }
+            "busid" => d.gpu = crate::ids::nccl_bus_id(v).map(Into::into),
             "code" => d.code = v.parse().ok(),
             "rank" => d.rank = v.parse().ok(),
             "host" => d.host = Some(v.to_string()),
@@ -84,8 +92,6 @@ fn draft_from(def: &RecognizerDef, re: &Regex, caps: &regex::Captures<'_>) -> Dr
     for (k, v) in &def.details {
         d.attrs.insert_if_absent(k, v);
     }
-    d.attach_to = def.attach_to.as_deref().map(super::intern);
-    d.code_table = def.code_table.as_deref().map(super::intern);
     d
 }
 
@@ -131,7 +137,7 @@ impl RecognizerSet {
         if self.nvrm_ids.is_empty() || drafts.len() < 2 {
             return;
         }
-        let is_nvrm = |d: &Draft| self.nvrm_ids.contains(&d.recognizer);
+        let is_nvrm = |d: &Draft| self.nvrm_ids.contains(&d.recognizer());
         if !drafts.iter().any(is_nvrm) || !drafts.iter().any(|d| !is_nvrm(d)) {
             return;
         }
@@ -148,7 +154,7 @@ impl RecognizerSet {
             let kind = drafts[i].kind;
             if let Some(j) = drafts
                 .iter()
-                .position(|d| !is_nvrm(d) && d.kind == kind && d.attach_to.is_none())
+                .position(|d| !is_nvrm(d) && d.kind == kind && d.attach_to().is_none())
             {
                 let d = drafts.remove(i);
                 let target = if j > i { j - 1 } else { j };
@@ -228,7 +234,7 @@ impl RecognizerSet {
         for &o in owners.iter().filter(|&&o| !self.is_generic(o)) {
             claimed |= self.apply(o, rec, out);
         }
-        if claimed || out.iter().any(|d| d.attach_to.is_none()) {
+        if claimed || out.iter().any(|d| d.attach_to().is_none()) {
             return;
         }
         for &o in owners.iter().filter(|&&o| self.is_generic(o)) {
@@ -287,7 +293,7 @@ impl RecognizerSet {
                     for k in 0..keep {
                         // spread evenly, always keeping the last match
                         let i = if keep == n { k } else { (k + 1) * n / keep - 1 };
-                        let mut d = draft_from(def, re, &all[i]);
+                        let mut d = draft_from(c, re, &all[i]);
                         d.attrs.insert("segment", i.to_string());
                         if let Some(m) = all[i].get(0) {
                             d.attrs.insert("text", m.as_str().trim().to_string());
@@ -295,14 +301,14 @@ impl RecognizerSet {
                         out.push(d);
                     }
                 } else if let Some(caps) = re.captures(rec.body) {
-                    out.push(draft_from(def, re, &caps));
+                    out.push(draft_from(c, re, &caps));
                 }
             }
         }
         for d in &mut out[start..] {
-            d.recognizer = super::intern(&def.id);
-            d.bmc = def.bmc;
-            d.report = def.report;
+            if !std::ptr::eq(d.origin, c.full) {
+                d.origin = c.bare;
+            }
             if d.rank.is_none() {
                 d.rank = rec.rank;
             }

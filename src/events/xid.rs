@@ -120,7 +120,7 @@ pub fn xid_drafts(
     };
     let mut d = Draft::new("xid");
     d.code = Some(x.code);
-    d.gpu = normalize_bdf(x.pci);
+    d.gpu = normalize_bdf(x.pci).map(Into::into);
     // the details gathered first and made at once (one block, see `Attrs`)
     let mut a: Vec<(&str, &str)> = Vec::with_capacity(8);
     if let Some(p) = x.pid {
@@ -185,7 +185,7 @@ pub fn sxid_drafts(body: &str, out: &mut Vec<Draft>) -> bool {
     }
     let mut d = Draft::new("sxid");
     d.code = Some(s.code);
-    d.gpu = normalize_bdf(s.pci);
+    d.gpu = normalize_bdf(s.pci).map(Into::into);
     attr(&mut d, "switch", s.switch);
     let fatality = if t.starts_with("Non-fatal") || t.starts_with("Non-Fatal") {
         "non_fatal"

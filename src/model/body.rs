@@ -9,7 +9,7 @@ pub enum Body {
     /// The message from this byte on.
     Tail(u32),
     /// A text of its own.
-    Own(String),
+    Own(Box<str>),
 }
 
 impl Default for Body {
@@ -23,9 +23,9 @@ impl Body {
     pub fn of(message: &str, body: String) -> Body {
         match message.len().checked_sub(body.len()) {
             Some(at) if message.ends_with(body.as_str()) && message.is_char_boundary(at) => {
-                u32::try_from(at).map_or(Body::Own(body), Body::Tail)
+                u32::try_from(at).map_or_else(|_| Body::Own(body.into()), Body::Tail)
             }
-            _ => Body::Own(body),
+            _ => Body::Own(body.into()),
         }
     }
 
@@ -38,9 +38,9 @@ impl Body {
         };
         match message.len().checked_sub(body.len()) {
             Some(at) if message.ends_with(body) && message.is_char_boundary(at) => {
-                u32::try_from(at).map_or_else(|_| Body::Own(body.to_string()), Body::Tail)
+                u32::try_from(at).map_or_else(|_| Body::Own(body.into()), Body::Tail)
             }
-            _ => Body::Own(body.to_string()),
+            _ => Body::Own(body.into()),
         }
     }
 

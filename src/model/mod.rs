@@ -210,8 +210,9 @@ pub struct RawEvent {
     pub layer: Layer,
     /// Severity on its own.
     pub severity: Severity,
-    /// The verbatim record (lossy UTF-8; several lines joined by `\n`).
-    pub message: String,
+    /// The verbatim record (lossy UTF-8; several lines joined by `\n`): one text shared by the
+    /// events of one record (an Xid and the kinds derived from it).
+    pub message: Arc<str>,
     /// The message part after the container prefix, used for matching duplicates (see
     /// [`RawEvent::body`]).
     pub body: Body,

@@ -30,8 +30,12 @@ pub fn read(buf: &[u8], ctx: &Ctx) -> Parsed {
                 host: None,
                 layer,
                 severity: e.severity,
-                message: text.lines().nth(e.line).unwrap_or("").to_string(),
-                body: crate::model::Body::Own(e.attrs.get("result").cloned().unwrap_or_default()),
+                message: text.lines().nth(e.line).unwrap_or("").into(),
+                body: crate::model::Body::Own(
+                    e.attrs
+                        .get("result")
+                        .map_or_else(Default::default, |r| r.as_str().into()),
+                ),
                 stamp: LineStamp::default(),
                 borrowed_time: false,
                 boot: 0,

@@ -121,8 +121,8 @@ pub fn events(ctx: &Ctx, dump: &nvidia_smi::SmiDump, at: &At, out: &mut Vec<RawE
             message: at
                 .lines
                 .get(e.line)
-                .map_or_else(|| reason.clone(), |l| l.to_string()),
-            body: crate::model::Body::Own(reason),
+                .map_or_else(|| reason.as_str().into(), |l| (*l).into()),
+            body: crate::model::Body::Own(reason.into()),
             stamp: at.stamp,
             borrowed_time: false,
             boot: 0,

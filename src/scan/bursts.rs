@@ -33,7 +33,7 @@ fn close(a: &LineStamp, al: u64, b: &LineStamp, bl: u64) -> bool {
 pub fn collapse_bursts(events: &mut Vec<Located>, recognizers: &[&'static str]) {
     if !events
         .iter()
-        .any(|e| recognizers.contains(&e.draft.recognizer))
+        .any(|e| recognizers.contains(&e.draft.recognizer()))
     {
         return;
     }
@@ -50,7 +50,7 @@ pub fn collapse_bursts(events: &mut Vec<Located>, recognizers: &[&'static str]) 
     let mut keep = vec![true; events.len()];
     for i in 0..events.len() {
         let e = &events[i];
-        if !recognizers.contains(&e.draft.recognizer) {
+        if !recognizers.contains(&e.draft.recognizer()) {
             continue;
         }
         let a = &e.draft.attrs;
@@ -60,8 +60,9 @@ pub fn collapse_bursts(events: &mut Vec<Located>, recognizers: &[&'static str]) 
             e.draft.kind,
             e.draft
                 .gpu
-                .clone()
-                .or_else(|| a.get("gpu_instance").map(str::to_string)),
+                .as_deref()
+                .or_else(|| a.get("gpu_instance"))
+                .map(str::to_string),
             a.get("family").map(str::to_string),
             a.get("class").map(str::to_string),
             a.get("status").map(str::to_string),

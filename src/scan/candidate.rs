@@ -146,10 +146,10 @@ pub(super) fn recognize(
     }
     let dup = |i: usize| {
         let d = &drafts[i];
-        d.attach_to.is_none()
+        d.attach_to().is_none()
             && drafts[..i]
                 .iter()
-                .any(|e| e.attach_to.is_none() && key(e) == key(d))
+                .any(|e| e.attach_to().is_none() && key(e) == key(d))
     };
     if (0..drafts.len()).any(dup) {
         let keep: Vec<bool> = (0..drafts.len()).map(|i| !dup(i)).collect();
@@ -282,7 +282,7 @@ fn build(
     // a kernel report: its trace lines, each with its own prefix, belong to this event
     let report = drafts
         .iter()
-        .any(|d| d.report)
+        .any(|d| d.report())
         .then(|| kreport::read(buf, e, head.prefix.map(|p| p.shape)));
     let (stamp, borrowed, lender_host, record) = stamp_of(buf, head, (w.head_start, e));
     let host = head
@@ -320,7 +320,7 @@ fn build(
     // the events of one record (an Xid and the kinds derived from it) share its text
     let shared: Arc<str> = Arc::from(message);
     for mut d in drafts {
-        if let (Some(r), true) = (&report, d.report) {
+        if let (Some(r), true) = (&report, d.report()) {
             r.annotate(&mut d, &set.trace);
         }
         if let Some(m) = &record_message {
@@ -333,12 +333,13 @@ fn build(
             None
         };
         let (message, body) = match segment_text {
-            Some(t) => (Arc::from(t), crate::model::Body::Own(String::new())),
+            Some(t) => (Arc::from(t), crate::model::Body::Own(Box::default())),
             None => {
                 let body = crate::model::Body::cut(&shared, &body, MAX_MESSAGE_BYTES);
                 (shared.clone(), body)
             }
         };
+        d.gpu = d.gpu.take().map(|g| out.share_gpu(g));
         let own_stamp = d.stamp.take();
         let loc = Located {
             line: w.head_line_no,
@@ -351,7 +352,7 @@ fn build(
             suppressed: 0,
             counted: false,
         };
-        if loc.draft.attach_to.is_some() {
+        if loc.draft.attach_to().is_some() {
             out.attachments.push(loc);
         } else if loc.draft.kind != "progress" || out.admit_progress() {
             out.events.push(loc);

@@ -55,7 +55,7 @@ pub fn scan(buf: &[u8], set: &RecognizerSet, cap: u64) -> ScanOutput {
         };
         let mut kinds: Vec<&str> = Vec::new();
         for mut d in drafts {
-            if d.attach_to.is_none() {
+            if d.attach_to().is_none() {
                 if kinds.contains(&d.kind) {
                     continue;
                 }
@@ -75,7 +75,7 @@ pub fn scan(buf: &[u8], set: &RecognizerSet, cap: u64) -> ScanOutput {
                 suppressed: 0,
                 counted: false,
             };
-            if loc.draft.attach_to.is_some() {
+            if loc.draft.attach_to().is_some() {
                 out.attachments.push(loc);
             } else {
                 out.events.push(loc);

@@ -115,6 +115,8 @@ pub struct ScanOutput {
     attachment_counts: cap::Counts,
     /// The hosts met lately, each text held once (see [`ScanOutput::share_host`]).
     hosts: Vec<std::sync::Arc<str>>,
+    /// The GPU ids met, each text held once (see [`ScanOutput::share_gpu`]).
+    gpus: FastSet<std::sync::Arc<str>>,
 }
 
 impl ScanOutput {
@@ -133,5 +135,14 @@ impl ScanOutput {
         self.hosts.truncate(HOSTS - 1);
         self.hosts.insert(0, k.clone());
         k
+    }
+
+    /// The shared text of GPU id `g`: the events of one GPU (of a chunk) hold one copy.
+    pub(crate) fn share_gpu(&mut self, g: std::sync::Arc<str>) -> std::sync::Arc<str> {
+        if let Some(k) = self.gpus.get(&*g) {
+            return k.clone();
+        }
+        self.gpus.insert(g.clone());
+        g
     }
 }

@@ -51,11 +51,11 @@ fn draft_key<'a>(d: &'a Draft, host: Option<&'a str>) -> CapKey<'a> {
 /// Whether a draft is an event its line alone can rebuild: no attachment, progress sample,
 /// kernel report, segment or `nvrm` burst (`nvrm` are the ids of the `nvrm` recognizers).
 pub(super) fn plain(d: &Draft, nvrm: &[&'static str]) -> bool {
-    d.attach_to.is_none()
+    d.attach_to().is_none()
         && d.kind != "progress"
-        && !d.report
+        && !d.report()
         && !d.attrs.contains_key("segment")
-        && !nvrm.contains(&d.recognizer)
+        && !nvrm.contains(&d.recognizer())
 }
 
 impl Tally {
@@ -167,7 +167,7 @@ impl Tally {
     ) -> bool {
         let ids: Vec<u32> = drafts
             .iter()
-            .filter(|d| d.attach_to.is_none() && d.kind != "progress")
+            .filter(|d| d.attach_to().is_none() && d.kind != "progress")
             .map(|d| self.id(draft_key(d, host)))
             .collect();
         let distinct = ids.iter().enumerate().all(|(i, k)| !ids[..i].contains(k));

@@ -201,7 +201,7 @@ pub fn drop_event(s: &Slowdown) -> Event {
         rank: s.rank,
         layer: Layer::Unknown,
         severity: Severity::Warning,
-        message: s.first_text.clone(),
+        message: s.first_text.as_str().into(),
         body: crate::model::Body::Tail(0),
         attrs: attrs.into(),
         also_seen: Vec::new(),

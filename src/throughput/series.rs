@@ -257,7 +257,7 @@ pub fn build(progress: &[Event], events: &[Event]) -> Vec<Series> {
             text: a
                 .get("text")
                 .map(str::to_string)
-                .unwrap_or_else(|| e.message.clone()),
+                .unwrap_or_else(|| e.message.to_string()),
             iter: a
                 .get("iter")
                 .or_else(|| a.get("iter2"))

@@ -63,8 +63,8 @@ pub struct Event {
     pub layer: Layer,
     /// Severity on its own.
     pub severity: Severity,
-    /// Verbatim record.
-    pub message: String,
+    /// Verbatim record: one text shared by the events of one record.
+    pub message: Arc<str>,
     /// Message after the prefix (see [`Event::body`]).
     pub body: Body,
     /// Details.
@@ -132,6 +132,9 @@ pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
     clock::align_uptimes(results, &mut pend, &mut notes);
     let identities = assemble::identities(results);
     let events = assemble::assemble(results, pend, &identities);
+    if events.len() >= crate::pipeline::LARGE_LIST {
+        crate::alloc::give_back();
+    }
     // split only when there is progress to split off (no second copy of a long timeline)
     let (progress, events): (Vec<Event>, Vec<Event>) =
         if events.iter().any(|e| e.kind == "progress") {

@@ -91,7 +91,7 @@ fn reason_around<'k>(k: &'k Nvrm, rec: &Record<'_>, gpu: Option<&str>) -> Option
 pub fn nvrm_drafts(k: &Nvrm, rec: &Record<'_>, out: &mut Vec<Draft>) {
     if let Some((gpu, err)) = probe_failure(rec.body) {
         let mut d = Draft::new("gpu_init_failure");
-        d.gpu = gpu;
+        d.gpu = gpu.map(Into::into);
         d.attrs.insert("error", err);
         d.attrs.insert("family", "init".into());
         d.attrs.insert("class", "probe-failed".into());
@@ -108,7 +108,7 @@ pub fn nvrm_drafts(k: &Nvrm, rec: &Record<'_>, out: &mut Vec<Draft>) {
         return;
     };
     let mut d = Draft::new(v.kind);
-    d.gpu = line.gpu.clone();
+    d.gpu = line.gpu.as_deref().map(Into::into);
     d.severity = v.severity;
     d.layer = v.layer;
     line_attrs(k, &line, &v, &mut d);

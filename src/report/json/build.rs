@@ -12,7 +12,6 @@ fn event_json(e: &Event, catalog: &Catalog) -> EventJson {
 /// it (left empty): the report of a whole analysis holds them once, not a copy beside the
 /// timeline's. The texts it shares with other events (host, path, kind, GPU) are copied.
 pub(super) fn event_json_taking(e: &mut Event, catalog: &Catalog) -> EventJson {
-    let take = std::mem::take::<String>;
     EventJson {
         id: e.id_text(),
         time: e.time_us.map(iso_us),
@@ -30,7 +29,7 @@ pub(super) fn event_json_taking(e: &mut Event, catalog: &Catalog) -> EventJson {
         rank: e.rank,
         layer: e.layer.as_str(),
         severity: e.severity.as_str(),
-        message: take(&mut e.message),
+        message: take_shared(&mut e.message),
         uptime_s: e.uptime_us.map(|u| u as f64 / 1e6),
         details: std::mem::take(&mut e.attrs),
         also_seen: std::mem::take(&mut e.also_seen)
@@ -42,6 +41,13 @@ pub(super) fn event_json_taking(e: &mut Event, catalog: &Catalog) -> EventJson {
             .collect(),
         suppressed: e.suppressed,
     }
+}
+
+/// The text of a shared message, the event's hold on it given up (the report holds the text).
+fn take_shared(m: &mut std::sync::Arc<str>) -> String {
+    static EMPTY: std::sync::LazyLock<std::sync::Arc<str>> =
+        std::sync::LazyLock::new(|| std::sync::Arc::from(""));
+    std::mem::replace(m, EMPTY.clone()).to_string()
 }
 
 /// Builds the report value.
