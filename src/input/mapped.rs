@@ -75,6 +75,22 @@ impl Drop for GuardedMap {
     }
 }
 
+/// Lets the system take back the pages of `part` when it lies inside a registered map (a part
+/// of a mapped file already scanned): the pages it holds whole stop counting in the process's
+/// memory, and a later read of them maps them again from the page cache, with the same bytes.
+/// Memory that is not a registered map (read or decoded data) is left alone.
+pub fn release(part: &[u8]) {
+    let (start, len) = (part.as_ptr() as usize, part.len());
+    if len == 0 {
+        return;
+    }
+    // both ends in the same map: the map outlives `part`, which borrows from it
+    match (slot_of(start), slot_of(start + len - 1)) {
+        (Some(a), Some(b)) if a == b => guard::drop_pages(start, len),
+        _ => {}
+    }
+}
+
 /// The slot whose range holds `addr`, if any (called from the signal handler: atomics only).
 fn slot_of(addr: usize) -> Option<usize> {
     (0..SLOTS).find(|&i| {
@@ -97,6 +113,25 @@ mod guard {
     static PREVIOUS: OnceLock<Previous> = OnceLock::new();
     static PAGE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     static INSTALLED: OnceLock<bool> = OnceLock::new();
+
+    /// Drops the pages that `start..start + len` (inside a registered read-only map) holds
+    /// whole; they are read again from the file (or are zeros again) if touched.
+    pub fn drop_pages(start: usize, len: usize) {
+        let page = PAGE.load(Ordering::Acquire);
+        if page == 0 {
+            return;
+        }
+        let first = start.next_multiple_of(page);
+        let end = (start + len) & !(page - 1);
+        if end > first {
+            // Safety: the range is inside a private read-only map this process owns and keeps
+            // while the caller's slice borrows it; advising it away changes no byte read later
+            // (a file page comes back from the page cache, a zero page stays zeros)
+            unsafe {
+                libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_DONTNEED);
+            }
+        }
+    }
 
     /// Installs the SIGBUS handler once per process; false when it could not be installed.
     pub fn install() -> bool {
@@ -175,6 +210,9 @@ mod guard {
     pub fn install() -> bool {
         false
     }
+
+    /// Nothing is mapped outside Unix.
+    pub fn drop_pages(_start: usize, _len: usize) {}
 }
 
 #[cfg(all(test, unix))]

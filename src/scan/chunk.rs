@@ -46,6 +46,9 @@ pub fn scan_buffer(buf: &[u8], set: &RecognizerSet, parallel: bool, cap: u64) ->
     let scan = |&(s, e): &(usize, usize)| {
         let mut part = chunk_output(buf, (s, e, 0), set, cap, &fw);
         part.thin_progress_to(share);
+        // a mapped file's pages of this chunk are given back now, in this thread, not all at
+        // once when the input is unmapped (what is read again later is mapped again)
+        crate::input::mapped::release(&buf[s..e]);
         part
     };
     let mut out = ScanOutput::default();
