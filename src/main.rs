@@ -3,6 +3,5 @@
 mod cli;
 
 fn main() -> std::process::ExitCode {
-    faultline::alloc::tune();
     cli::run()
 }
