@@ -68,7 +68,10 @@ pub fn crowded() -> Report {
             },
             alternatives: vec![],
             actions: vec![],
-            events: events.iter().map(|e| e.id.clone()).collect(),
+            events: events
+                .iter()
+                .filter_map(|e| super::json::EventId::parse(&e.id))
+                .collect(),
             consequences: BTreeMap::new(),
             counts: BTreeMap::new(),
             missing_data: vec![],

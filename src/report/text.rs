@@ -1,7 +1,7 @@
 //! The terminal report: inputs with line accounting, the timeline of relevant events, the
 //! incidents with their verdict and evidence, and the GPU inventory.
 
-use super::json::Report;
+use super::json::{EventId, Report};
 // every string that comes from an input goes through `t` (terminal_safe) before it is written
 use super::terminal_safe as t;
 use std::fmt::Write;
@@ -36,11 +36,11 @@ fn window(inc: &super::json::IncidentJson, r: &Report) -> String {
         return format!("{} → {}", short_time(&inc.start), short_time(&inc.end));
     }
     // one pass over the timeline (a search of it per member was members × events)
-    let members: std::collections::HashSet<&str> = inc.events.iter().map(String::as_str).collect();
+    let members: std::collections::HashSet<EventId> = inc.events.iter().copied().collect();
     let ups: Vec<f64> = r
         .events
         .iter()
-        .filter(|e| members.contains(e.id.as_str()))
+        .filter(|e| EventId::parse(&e.id).is_some_and(|id| members.contains(&id)))
         .filter_map(|e| e.uptime_s)
         .collect();
     match (

@@ -310,7 +310,7 @@ impl<'a> Drawing<'a> {
                 .panel
                 .events
                 .iter()
-                .filter(|(_, e)| inc.events.contains(&e.id))
+                .filter(|(_, e)| inc.events.iter().any(|m| m.is(&e.id)))
                 .map(|(t, _)| *t)
                 .collect();
             let (Some(&a), Some(&b)) = (span.iter().min(), span.iter().max()) else {

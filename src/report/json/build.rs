@@ -178,7 +178,11 @@ fn incident_json(a: &Analysis, inc: &crate::incidents::Incident) -> IncidentJson
             })
             .collect(),
         actions: inc.actions.clone(),
-        events: inc.events.iter().map(|&i| a.events[i].id_text()).collect(),
+        events: inc
+            .events
+            .iter()
+            .map(|&i| EventId(a.events[i].id))
+            .collect(),
         consequences: inc.consequences.clone(),
         counts: inc.counts.clone(),
         missing_data: inc.missing.clone(),

@@ -154,6 +154,58 @@ pub struct AlternativeJson {
     pub summary: String,
 }
 
+/// An event's id in a report: a number, written `e17` only when serialized or shown, so that
+/// the member lists of a large incident hold no text.
+///
+/// ```
+/// use faultline::report::json::EventId;
+/// let id = EventId(17);
+/// assert_eq!(id.to_string(), "e17");
+/// assert!(id.is("e17") && !id.is("e170"));
+/// assert_eq!(EventId::parse("e17"), Some(id));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EventId(pub u32);
+
+impl EventId {
+    /// The id of the event written `text` (`e17`), if it is one.
+    pub fn parse(text: &str) -> Option<EventId> {
+        let digits = text.strip_prefix('e')?;
+        let n: u32 = digits.parse().ok()?;
+        // one spelling per id: no sign, no leading zero
+        (digits.bytes().all(|c| c.is_ascii_digit()) && (n == 0 || !digits.starts_with('0')))
+            .then_some(EventId(n))
+    }
+
+    /// Whether `text` is this id as written.
+    pub fn is(&self, text: &str) -> bool {
+        let mut buf = [0u8; crate::timeline::NUMBERED];
+        crate::timeline::numbered_into(b'e', u64::from(self.0), &mut buf) == text
+    }
+}
+
+impl std::fmt::Display for EventId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut buf = [0u8; crate::timeline::NUMBERED];
+        f.write_str(crate::timeline::numbered_into(
+            b'e',
+            u64::from(self.0),
+            &mut buf,
+        ))
+    }
+}
+
+impl Serialize for EventId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut buf = [0u8; crate::timeline::NUMBERED];
+        s.serialize_str(crate::timeline::numbered_into(
+            b'e',
+            u64::from(self.0),
+            &mut buf,
+        ))
+    }
+}
+
 /// One incident.
 #[derive(Serialize, Clone, Debug)]
 pub struct IncidentJson {
@@ -177,8 +229,8 @@ pub struct IncidentJson {
     pub alternatives: Vec<AlternativeJson>,
     /// Actions.
     pub actions: Vec<String>,
-    /// Events in the incident.
-    pub events: Vec<String>,
+    /// Events in the incident (written `e17`: see [`EventId`]).
+    pub events: Vec<EventId>,
     /// Consequence counts by kind.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub consequences: BTreeMap<String, u64>,

@@ -124,7 +124,7 @@ pub fn criteria(r: &Report, g: &GpuJson) -> Vec<Criterion> {
             .filter(|i| {
                 i.events.iter().any(|id| {
                     mine.iter()
-                        .any(|e| &e.id == id && kinds.contains(&e.kind.as_str()))
+                        .any(|e| id.is(&e.id) && kinds.contains(&e.kind.as_str()))
                 })
             })
             .map(|i| i.id.as_str())

@@ -16,11 +16,11 @@ pub fn consequences(r: &Report) -> BTreeSet<&str> {
     let mut out = BTreeSet::new();
     for inc in &r.incidents {
         for id in &inc.events {
-            let Some(e) = by_id.get(id.as_str()) else {
+            let Some(e) = by_id.get(id.to_string().as_str()) else {
                 continue;
             };
-            if inc.consequences.contains_key(&e.kind) && !inc.root_cause.evidence.contains(id) {
-                out.insert(id.as_str());
+            if inc.consequences.contains_key(&e.kind) && !inc.root_cause.evidence.contains(&e.id) {
+                out.insert(e.id.as_str());
             }
         }
     }
