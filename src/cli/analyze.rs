@@ -87,11 +87,25 @@ fn stdin_is_null() -> bool {
 pub(super) fn run_analyze(a: AnalyzeArgs, timeline_only: bool) -> ExitCode {
     // one analysis holds its inputs' events together: large blocks mapped on their own give
     // their memory back when freed (a fleet scan, many small inputs one after the other, keeps
-    // the allocator's default, which reuses its large blocks without new page faults)
-    faultline::alloc::tune();
+    // the allocator's default, which reuses its large blocks without new page faults; so does
+    // a small analysis, whose start-up it would slow)
+    if large_inputs(&a.paths) {
+        faultline::alloc::tune();
+    }
     match analyze(a, timeline_only) {
         Ok(code) | Err(code) => code,
     }
+}
+
+/// Whether the inputs named may hold many events: a file of 16 MiB or more, a folder, or stdin.
+fn large_inputs(paths: &[String]) -> bool {
+    const LARGE: u64 = 16 << 20;
+    paths.iter().any(|p| {
+        let path = p.rsplit_once('@').map_or(p.as_str(), |(path, _)| path);
+        std::fs::metadata(p)
+            .or_else(|_| std::fs::metadata(path))
+            .map_or(true, |m| !m.is_file() || m.len() >= LARGE)
+    })
 }
 
 fn usage_error(msg: &str) -> ExitCode {
