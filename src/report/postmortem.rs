@@ -176,7 +176,7 @@ pub fn window(inc: &IncidentJson, events: &BTreeMap<&str, &EventJson>) -> String
             let ups: Vec<f64> = inc
                 .events
                 .iter()
-                .filter_map(|id| events.get(id.to_string().as_str()))
+                .filter_map(|id| id.with_text(|t| events.get(t).copied()))
                 .filter_map(|e| e.uptime_s)
                 .collect();
             match (
@@ -295,7 +295,7 @@ pub fn impact<'a>(r: &'a Report, events: &BTreeMap<&str, &'a EventJson>) -> Opti
         .incidents
         .iter()
         .flat_map(|i| i.events.iter())
-        .filter_map(|id| events.get(id.to_string().as_str()))
+        .filter_map(|id| id.with_text(|t| events.get(t).copied()))
         .filter_map(|e| e.details.get("job"))
         .map(|j| j.split('.').next().unwrap_or(j).to_string())
         .collect();
@@ -404,7 +404,7 @@ pub fn chain<'a>(
             let of_kind: Vec<&EventJson> = inc
                 .events
                 .iter()
-                .filter_map(|id| events.get(id.to_string().as_str()).copied())
+                .filter_map(|id| id.with_text(|t| events.get(t).copied()))
                 .filter(|e| &e.kind == kind && !inc.root_cause.evidence.contains(&e.id))
                 .collect();
             let hosts: BTreeSet<&str> = of_kind.iter().filter_map(|e| e.host.as_deref()).collect();
@@ -435,7 +435,7 @@ pub fn resolution(
         .root_cause
         .evidence
         .iter()
-        .filter_map(|id| events.get(id.to_string().as_str()).copied())
+        .filter_map(|id| events.get(id.as_str()).copied())
         .collect();
     let cited: BTreeSet<(&str, u64)> = evidence
         .iter()
@@ -444,7 +444,7 @@ pub fn resolution(
     let same_line = inc
         .events
         .iter()
-        .filter_map(|id| events.get(id.to_string().as_str()).copied())
+        .filter_map(|id| id.with_text(|t| events.get(t).copied()))
         .filter(|e| e.kind == "xid" && cited.contains(&(e.source.path.as_str(), e.source.line)));
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();

@@ -179,30 +179,29 @@ impl EventId {
 
     /// Whether `text` is this id as written.
     pub fn is(&self, text: &str) -> bool {
+        self.with_text(|t| t == text)
+    }
+
+    /// `f` of the id as written (`e17`), made on the stack: a lookup by text allocates nothing.
+    pub fn with_text<R>(&self, f: impl FnOnce(&str) -> R) -> R {
         let mut buf = [0u8; crate::timeline::NUMBERED];
-        crate::timeline::numbered_into(b'e', u64::from(self.0), &mut buf) == text
+        f(crate::timeline::numbered_into(
+            b'e',
+            u64::from(self.0),
+            &mut buf,
+        ))
     }
 }
 
 impl std::fmt::Display for EventId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut buf = [0u8; crate::timeline::NUMBERED];
-        f.write_str(crate::timeline::numbered_into(
-            b'e',
-            u64::from(self.0),
-            &mut buf,
-        ))
+        self.with_text(|t| f.write_str(t))
     }
 }
 
 impl Serialize for EventId {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut buf = [0u8; crate::timeline::NUMBERED];
-        s.serialize_str(crate::timeline::numbered_into(
-            b'e',
-            u64::from(self.0),
-            &mut buf,
-        ))
+        self.with_text(|t| s.serialize_str(t))
     }
 }
 

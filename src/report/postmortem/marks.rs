@@ -16,7 +16,7 @@ pub fn consequences(r: &Report) -> BTreeSet<&str> {
     let mut out = BTreeSet::new();
     for inc in &r.incidents {
         for id in &inc.events {
-            let Some(e) = by_id.get(id.to_string().as_str()) else {
+            let Some(e) = id.with_text(|t| by_id.get(t).copied()) else {
                 continue;
             };
             if inc.consequences.contains_key(&e.kind) && !inc.root_cause.evidence.contains(&e.id) {
