@@ -20,13 +20,17 @@ pub(super) struct Candidate<'r> {
 
 /// A pool of events indexed by kind and by (kind, code): a rule looks only at the events its
 /// kinds and codes allow, so finding each rule's first fitting event stays near-linear in the
-/// events (a scan of the whole pool per rule was rules × events).
+/// events (a scan of the whole pool per rule was rules × events). The index is one list of
+/// positions in `all`, grouped by (kind, code) and in pool order within a group: four bytes per
+/// member, as a pool of a long timeline holds every member.
 struct Pool<'e> {
     all: &'e [usize],
-    /// Positions in `all`, in order, per kind.
-    by_kind: HashMap<&'e str, Vec<usize>>,
-    /// Positions in `all`, in order, per kind and code.
-    by_code: HashMap<(&'e str, i64), Vec<usize>>,
+    /// Positions in `all` (`u32`: events are numbered in `u32`), grouped as said above.
+    order: Vec<u32>,
+    /// The groups of each kind (ranges of `order`, one per code and one for no code).
+    by_kind: HashMap<&'e str, Vec<std::ops::Range<usize>>>,
+    /// The group of each kind and code.
+    by_code: HashMap<(&'e str, i64), std::ops::Range<usize>>,
 }
 
 impl<'e> Pool<'e> {
@@ -35,9 +39,8 @@ impl<'e> Pool<'e> {
         // compared per event), and the few places resolved to their texts once
         let mut slots: HashMap<(usize, usize), usize> = HashMap::default();
         let mut names: Vec<&'e str> = Vec::new();
-        let mut kinds: Vec<Vec<usize>> = Vec::new();
-        let mut codes: HashMap<(usize, i64), Vec<usize>> = HashMap::default();
         let mut last: Option<((usize, usize), usize)> = None;
+        let mut keyed: Vec<(usize, Option<i64>, u32)> = Vec::with_capacity(all.len());
         for (pos, &i) in all.iter().enumerate() {
             let kind = events[i].kind;
             let place = (kind.as_ptr() as usize, kind.len());
@@ -47,7 +50,6 @@ impl<'e> Pool<'e> {
                     let s = *slots.entry(place).or_insert_with(|| {
                         names.iter().position(|n| *n == kind).unwrap_or_else(|| {
                             names.push(kind);
-                            kinds.push(Vec::new());
                             names.len() - 1
                         })
                     });
@@ -55,18 +57,28 @@ impl<'e> Pool<'e> {
                     s
                 }
             };
-            kinds[slot].push(pos);
-            if let Some(c) = events[i].code {
-                codes.entry((slot, c)).or_default().push(pos);
+            keyed.push((slot, events[i].code, u32::try_from(pos).unwrap_or(u32::MAX)));
+        }
+        keyed.sort_unstable();
+        let mut by_kind: HashMap<&'e str, Vec<std::ops::Range<usize>>> = HashMap::default();
+        let mut by_code = HashMap::default();
+        let mut start = 0;
+        for (k, w) in keyed.iter().enumerate() {
+            let ends = keyed.get(k + 1).is_none_or(|n| (n.0, n.1) != (w.0, w.1));
+            if ends {
+                let (name, range) = (names[w.0], start..k + 1);
+                by_kind.entry(name).or_default().push(range.clone());
+                if let Some(c) = w.1 {
+                    by_code.insert((name, c), range);
+                }
+                start = k + 1;
             }
         }
         Pool {
             all,
-            by_kind: names.iter().copied().zip(kinds).collect(),
-            by_code: codes
-                .into_iter()
-                .map(|((slot, c), list)| ((names[slot], c), list))
-                .collect(),
+            order: keyed.into_iter().map(|(_, _, pos)| pos).collect(),
+            by_kind,
+            by_code,
         }
     }
 
@@ -74,7 +86,7 @@ impl<'e> Pool<'e> {
     /// code `rule` allows.
     fn first(&self, rule: &Rule, mut ok: impl FnMut(usize) -> bool) -> Option<usize> {
         let m = &rule.pattern;
-        let lists: Vec<&Vec<usize>> = if !m.xid.is_empty() || !m.sxid.is_empty() {
+        let groups: Vec<&std::ops::Range<usize>> = if !m.xid.is_empty() || !m.sxid.is_empty() {
             let (kind, codes) = if m.xid.is_empty() {
                 ("sxid", &m.sxid)
             } else {
@@ -88,23 +100,24 @@ impl<'e> Pool<'e> {
             m.kinds
                 .iter()
                 .filter_map(|k| self.by_kind.get(k.as_str()))
+                .flatten()
                 .collect()
         } else {
             return self.all.iter().copied().find(|&i| ok(i));
         };
-        // the earliest accepted position over the lists (a code listed twice is looked at once)
-        let mut best: Option<usize> = None;
-        for list in lists {
-            let limit = best.unwrap_or(usize::MAX);
-            if let Some(&pos) = list
+        // the earliest accepted position over the groups (a code listed twice is looked at once)
+        let mut best: Option<u32> = None;
+        for g in groups {
+            let limit = best.unwrap_or(u32::MAX);
+            if let Some(&pos) = self.order[g.clone()]
                 .iter()
                 .take_while(|&&pos| pos < limit)
-                .find(|&&pos| ok(self.all[pos]))
+                .find(|&&pos| ok(self.all[pos as usize]))
             {
                 best = Some(pos);
             }
         }
-        best.map(|pos| self.all[pos])
+        best.map(|pos| self.all[pos as usize])
     }
 }
 

@@ -59,21 +59,33 @@ impl<'a> Facts<'a> {
     /// GPU for the incident, looked up by borrowed keys.
     fn distinct_codes(&mut self, e: &Event) -> usize {
         let codes = self.codes.get_or_insert_with(|| {
-            let mut m: FastMap<GpuKey, (BTreeSet<i64>, BTreeSet<&'static str>)> =
-                FastMap::default();
+            // per GPU: its codes (sorted, each once) and the layers they are on (one bit each):
+            // a log of thousands of GPUs holds this for every one of them at once
+            let mut m: FastMap<GpuKey, (Vec<i64>, u32)> = FastMap::default();
             for &i in self.members {
                 let x = &self.events[i];
                 if x.kind == "xid" && x.gpu.is_some() && !self.catalog.is_sympathetic("xid", x.code)
                 {
                     if let Some(c) = x.code {
                         let slot = m.entry((x.host.as_deref(), x.gpu.as_deref())).or_default();
-                        slot.0.insert(c);
-                        slot.1.insert(x.layer.as_str());
+                        if let Err(at) = slot.0.binary_search(&c) {
+                            slot.0.insert(at, c);
+                        }
+                        slot.1 |= 1 << (x.layer as u32);
                     }
                 }
             }
             m.into_iter()
-                .map(|(k, (codes, layers))| (k, if layers.len() >= 2 { codes.len() } else { 0 }))
+                .map(|(k, (codes, layers))| {
+                    (
+                        k,
+                        if layers.count_ones() >= 2 {
+                            codes.len()
+                        } else {
+                            0
+                        },
+                    )
+                })
                 .collect()
         });
         codes

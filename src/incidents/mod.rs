@@ -124,6 +124,10 @@ pub fn build(
             judge(g, events, (rules, &conseq), catalog, kernel_inputs, job)
         })
         .collect();
+    if events.len() >= crate::pipeline::LARGE_LIST {
+        // what judging a long incident freed, in the pool's arenas, before the reports are made
+        crate::alloc::give_back();
+    }
     renumber(&mut incidents);
     incidents
 }

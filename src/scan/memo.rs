@@ -58,8 +58,9 @@ pub(super) struct Memo {
     head_of: Option<u64>,
 }
 
-/// Signatures one chunk remembers at most (a log of distinct lines stops learning there).
-const MAX_SIGNATURES: usize = 16 * 1024;
+/// Signatures one chunk remembers at most (a log of distinct lines stops learning there). A
+/// storm repeats a few signatures; each one kept costs some 300 bytes, in every chunk in flight.
+const MAX_SIGNATURES: usize = 4 * 1024;
 
 impl Memo {
     /// What is known of the signature in `self.sig`, and where its first line is while its

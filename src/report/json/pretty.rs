@@ -234,7 +234,7 @@ const BATCH: usize = 1024;
 const AHEAD: usize = 6;
 
 /// Batches in flight between the serializing threads and the writer (bounds the memory held).
-const IN_FLIGHT: usize = 8;
+const IN_FLIGHT: usize = 4;
 
 /// Writes `items` as a JSON array at `level` (its first line already indented), each item
 /// serialized by `one` at `level + 1`. Batches of items are serialized in parallel (rayon) into
