@@ -40,8 +40,8 @@ impl<'e> Pool<'e> {
         let mut slots: HashMap<(usize, usize), usize> = HashMap::default();
         let mut names: Vec<&'e str> = Vec::new();
         let mut last: Option<((usize, usize), usize)> = None;
-        let mut keyed: Vec<(usize, Option<i64>, u32)> = Vec::with_capacity(all.len());
-        for (pos, &i) in all.iter().enumerate() {
+        let mut slot_of: Vec<u32> = Vec::with_capacity(all.len());
+        for &i in all {
             let kind = events[i].kind;
             let place = (kind.as_ptr() as usize, kind.len());
             let slot = match last {
@@ -57,18 +57,23 @@ impl<'e> Pool<'e> {
                     s
                 }
             };
-            keyed.push((slot, events[i].code, u32::try_from(pos).unwrap_or(u32::MAX)));
+            slot_of.push(slot as u32);
         }
-        keyed.sort_unstable();
+        // grouped by a stable sort of the positions (pool order within a group), with no key
+        // list beside them
+        let group = |pos: u32| (slot_of[pos as usize], events[all[pos as usize]].code);
+        let mut order: Vec<u32> = (0..all.len()).map(|p| p as u32).collect();
+        order.sort_by_key(|&pos| group(pos));
         let mut by_kind: HashMap<&'e str, Vec<std::ops::Range<usize>>> = HashMap::default();
         let mut by_code = HashMap::default();
         let mut start = 0;
-        for (k, w) in keyed.iter().enumerate() {
-            let ends = keyed.get(k + 1).is_none_or(|n| (n.0, n.1) != (w.0, w.1));
+        for (k, &pos) in order.iter().enumerate() {
+            let (slot, code) = group(pos);
+            let ends = order.get(k + 1).is_none_or(|&n| group(n) != (slot, code));
             if ends {
-                let (name, range) = (names[w.0], start..k + 1);
+                let (name, range) = (names[slot as usize], start..k + 1);
                 by_kind.entry(name).or_default().push(range.clone());
-                if let Some(c) = w.1 {
+                if let Some(c) = code {
                     by_code.insert((name, c), range);
                 }
                 start = k + 1;
@@ -76,7 +81,7 @@ impl<'e> Pool<'e> {
         }
         Pool {
             all,
-            order: keyed.into_iter().map(|(_, _, pos)| pos).collect(),
+            order,
             by_kind,
             by_code,
         }

@@ -39,8 +39,7 @@ impl ScanOutput {
         }
         // grown by what comes, not doubled: the list of a long input is the scan's largest
         // allocation, and a large block grows in place
-        self.events.reserve_exact(p.events.len());
-        self.events.append(&mut p.events);
+        move_all(&mut self.events, std::mem::take(&mut p.events));
         self.attachments.reserve_exact(p.attachments.len());
         self.attachments.append(&mut p.attachments);
         self.append_stubs(&mut p, base);
@@ -160,3 +159,49 @@ pub(super) const CHUNK_PROGRESS_SAMPLES: usize = 8192;
 
 /// The most trainer progress samples kept per input (see [`ScanOutput::thin_progress`]).
 pub const MAX_PROGRESS_SAMPLES: usize = 20_000;
+
+/// Moves every item of `from` to the end of `to`, giving back `from`'s memory part by part as
+/// its items are moved (the moving starts at its end), so that a long list appended to another
+/// is never held twice: appending a chunk's events at once held both copies of them, for a
+/// moment, at the peak of a long scan.
+fn move_all<T>(to: &mut Vec<T>, mut from: Vec<T>) {
+    /// Bytes moved between two releases (few releases, each a cut of a large block's end).
+    const PART: usize = 4 << 20;
+    let part = (PART / std::mem::size_of::<T>().max(1)).max(1);
+    let n = from.len();
+    to.reserve_exact(n);
+    let base = to.len();
+    let spare = &mut to.spare_capacity_mut()[..n];
+    let mut left = n;
+    while left > 0 {
+        let start = left.saturating_sub(part);
+        for (slot, item) in spare[start..left].iter_mut().zip(from.drain(start..)) {
+            slot.write(item);
+        }
+        from.shrink_to_fit();
+        left = start;
+    }
+    // SAFETY: the `n` slots past `base` were each written above (every part of `from`, from its
+    // end down to its start, went to the same places of `spare`), and `reserve_exact` made room
+    // for them
+    unsafe { to.set_len(base + n) };
+}
+
+#[cfg(test)]
+mod move_tests {
+    #[test]
+    fn moves_in_order_and_drops_each_once() {
+        use std::rc::Rc;
+        let token = Rc::new(());
+        for (had, more) in [(0, 0), (0, 5), (3, 0), (7, 300_000)] {
+            let mut to: Vec<(usize, Rc<()>)> = (0..had).map(|i| (i, token.clone())).collect();
+            let from: Vec<(usize, Rc<()>)> =
+                (had..had + more).map(|i| (i, token.clone())).collect();
+            super::move_all(&mut to, from);
+            assert_eq!(to.len(), had + more);
+            assert!(to.iter().enumerate().all(|(i, (v, _))| *v == i));
+            assert_eq!(Rc::strong_count(&token), 1 + had + more);
+        }
+        assert_eq!(Rc::strong_count(&token), 1);
+    }
+}

@@ -9,6 +9,12 @@ use super::{CapKey, ScanOutput};
 use crate::events::Draft;
 use std::hash::BuildHasher;
 
+/// Keys one chunk's tally holds at most (some 200 bytes each). A storm has a few; a log of
+/// many distinct keys (thousands of GPUs and codes) would hold one per event while the memory
+/// of the chunks in flight adds up, and gains nothing from counting: past this many, the
+/// events of new keys are built as they come, and the events cap applies to them after.
+const MAX_KEYS: usize = 16 * 1024;
+
 /// One key's occurrences in the chunk.
 #[derive(Clone, Copy)]
 struct Slot {
@@ -101,11 +107,15 @@ impl Tally {
         None
     }
 
-    /// The id of `key`, given one if it is new.
-    pub(super) fn id(&mut self, key: CapKey<'_>) -> u32 {
+    /// The id of `key`, given one if it is new, unless the tally is full ([`MAX_KEYS`]): the
+    /// events of a key without an id are built, and the events cap applies to them after.
+    pub(super) fn id(&mut self, key: CapKey<'_>) -> Option<u32> {
         let h = self.hasher.hash_one(key);
         if let Some(id) = self.find_hashed(key, h) {
-            return id;
+            return Some(id);
+        }
+        if self.keys.len() >= MAX_KEYS {
+            return None;
         }
         let id = self.keys.len() as u32;
         self.keys.push(owned(key, &mut self.texts));
@@ -118,7 +128,7 @@ impl Tally {
         // the new id heads the ids of its hash
         let first = self.index.insert(h, id).unwrap_or(u32::MAX);
         self.next.push(first);
-        id
+        Some(id)
     }
 
     /// The ids of the keys of `drafts` (host `host`) when every draft is [`plain`] and their keys
@@ -132,8 +142,8 @@ impl Tally {
         if !all_plain(drafts, nvrm) {
             return None;
         }
-        let ids: Vec<u32> = drafts.iter().map(|d| self.id(draft_key(d, host))).collect();
-        distinct(&ids).then_some(ids)
+        let ids: Option<Vec<u32>> = drafts.iter().map(|d| self.id(draft_key(d, host))).collect();
+        ids.filter(|ids| distinct(ids))
     }
 
     /// [`Tally::plain_ids`] for keys met before only (`None` if one is new): what the memo's
@@ -165,14 +175,19 @@ impl Tally {
         nvrm: &[&'static str],
         at: (usize, usize, u64),
     ) -> bool {
-        let ids: Vec<u32> = drafts
+        let counted: Vec<&Draft> = drafts
             .iter()
             .filter(|d| d.attach_to().is_none() && d.kind != "progress")
-            .map(|d| self.id(draft_key(d, host)))
             .collect();
-        let distinct = ids.iter().enumerate().all(|(i, k)| !ids[..i].contains(k));
+        let ids: Vec<u32> = counted
+            .iter()
+            .filter_map(|d| self.id(draft_key(d, host)))
+            .collect();
+        // a key without an id (the tally is full) is built
+        let all_known = ids.len() == counted.len();
         let only_count = simple
-            && distinct
+            && all_known
+            && distinct(&ids)
             && !drafts.is_empty()
             && drafts.iter().all(|d| plain(d, nvrm))
             && self.past(&ids);
