@@ -37,7 +37,7 @@ pub fn torchrun_failure(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
             }
         } else if let Some(h) = field(line, "host") {
             if !host_seen {
-                d.host = Some(h.to_string());
+                d.host = Some(h.into());
                 host_seen = true;
             }
         } else if let Some(tm) = field(line, "time") {

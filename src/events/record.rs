@@ -13,8 +13,8 @@ pub struct Draft {
     pub gpu: Option<std::sync::Arc<str>>,
     /// Rank.
     pub rank: Option<i64>,
-    /// Host named inside the record.
-    pub host: Option<String>,
+    /// Host named inside the record (rare; a box, 8 bytes less in every draft than a String).
+    pub host: Option<Box<str>>,
     /// Layer override.
     pub layer: Option<Layer>,
     /// Severity override.

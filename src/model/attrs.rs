@@ -11,16 +11,17 @@ use std::sync::Arc;
 /// keep them, and serialized the same way: a JSON object with sorted keys).
 #[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub struct Attrs {
-    /// `None` when there is no entry; else, one after the other: the number of entries `n` (a
-    /// little-endian `u32`), where each name and each value ends in the text (`2n` of them, the
-    /// same), then the names and values, in name order. The text is made only of whole `&str`s
+    /// `None` when there is no entry; else, one after the other: the width of the numbers that
+    /// follow (one byte: 2 when the text and the count fit in 16 bits, nearly always, else 4),
+    /// the number of entries `n` (little-endian), where each name and each value ends in the
+    /// text (`2n` of them, the same), then the names and values, in name order. The text is made only of whole `&str`s
     /// (see [`Attrs::build`]) and every boundary is one of theirs, so each slice between two
     /// boundaries is UTF-8.
     block: Option<Arc<[u8]>>,
 }
 
-/// Bytes of a number in the block.
-const WORD: usize = 4;
+/// Bytes of the width in front of the block's numbers.
+const WIDTH: usize = 1;
 
 impl Attrs {
     /// No details.
@@ -31,6 +32,11 @@ impl Attrs {
     /// How many entries.
     pub fn len(&self) -> usize {
         self.block.as_deref().map_or(0, |b| word(b, 0))
+    }
+
+    /// The width of the block's numbers.
+    fn width(&self) -> usize {
+        self.block.as_deref().map_or(4, |b| usize::from(b[0]))
     }
 
     /// True when there is no entry.
@@ -45,12 +51,12 @@ impl Attrs {
 
     /// Boundary `j` (`2i`: where name `i` ends, `2i + 1`: where its value ends).
     fn end(&self, j: usize) -> usize {
-        word(self.bytes(), WORD * (1 + j))
+        word(self.bytes(), 1 + j)
     }
 
     /// The text between boundaries `a..b`.
     fn text(&self, a: usize, b: usize) -> &str {
-        let base = WORD * (1 + 2 * self.len());
+        let base = WIDTH + self.width() * (1 + 2 * self.len());
         let bytes = &self.bytes()[base + a..base + b];
         debug_assert!(std::str::from_utf8(bytes).is_ok());
         // SAFETY: the text is whole `&str`s one after the other and `a`, `b` are boundaries of
@@ -158,14 +164,24 @@ impl Attrs {
             return Some(Attrs::default());
         }
         u32::try_from(text).ok()?;
-        let mut b = Vec::with_capacity(WORD * (1 + 2 * n) + text);
-        b.extend_from_slice(&(n as u32).to_le_bytes());
-        let mut at = 0u32;
+        let narrow = text <= usize::from(u16::MAX) && n <= usize::from(u16::MAX);
+        let width = if narrow { 2 } else { 4 };
+        let mut b = Vec::with_capacity(WIDTH + width * (1 + 2 * n) + text);
+        b.push(width as u8);
+        let put = |b: &mut Vec<u8>, x: usize| {
+            if narrow {
+                b.extend_from_slice(&(x as u16).to_le_bytes());
+            } else {
+                b.extend_from_slice(&(x as u32).to_le_bytes());
+            }
+        };
+        put(&mut b, n);
+        let mut at = 0usize;
         for (k, v) in entries.clone() {
-            at += k.len() as u32;
-            b.extend_from_slice(&at.to_le_bytes());
-            at += v.len() as u32;
-            b.extend_from_slice(&at.to_le_bytes());
+            at += k.len();
+            put(&mut b, at);
+            at += v.len();
+            put(&mut b, at);
         }
         for (k, v) in entries {
             b.extend_from_slice(k.as_bytes());
@@ -200,11 +216,15 @@ impl Attrs {
     }
 }
 
-/// The number at byte `at` of a block.
-fn word(b: &[u8], at: usize) -> usize {
-    let mut w = [0u8; WORD];
-    w.copy_from_slice(&b[at..at + WORD]);
-    u32::from_le_bytes(w) as usize
+/// Number `k` of a block (0: the count of entries, then the boundaries), of the block's width.
+fn word(b: &[u8], k: usize) -> usize {
+    let width = usize::from(b[0]);
+    let at = WIDTH + width * k;
+    if width == 2 {
+        usize::from(u16::from_le_bytes([b[at], b[at + 1]]))
+    } else {
+        u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]) as usize
+    }
 }
 
 impl From<BTreeMap<String, String>> for Attrs {
@@ -310,6 +330,22 @@ mod tests {
         assert_eq!(
             format!("{a:?}"),
             r#"{"a": "", "pid": "2", "process": "python3", "text": "x y"}"#
+        );
+    }
+
+    #[test]
+    fn a_text_past_16_bits_is_kept_whole() {
+        let long = "x".repeat(70_000);
+        let mut a = Attrs::from_iter([("text", long.as_str()), ("b", "1")]);
+        assert_eq!(a.get("text"), Some(long.as_str()));
+        assert_eq!(a.get("b"), Some("1"));
+        assert_eq!(a.remove("text").as_deref(), Some(long.as_str()));
+        assert_eq!(a.iter().collect::<Vec<_>>(), [("b", "1")]);
+        assert_eq!(a.width(), 2);
+        a.insert_str("c", &long);
+        assert_eq!(
+            (a.width(), a.len(), a.get("c")),
+            (4, 2, Some(long.as_str()))
         );
     }
 

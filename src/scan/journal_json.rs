@@ -68,7 +68,11 @@ pub fn scan(buf: &[u8], set: &RecognizerSet, cap: u64) -> ScanOutput {
                 line: line_no,
                 stamp: d.stamp.take().map_or(stamp, |s| *s),
                 borrowed: false,
-                host: d.host.take().or_else(|| entry.host.clone()).map(Into::into),
+                host: d
+                    .host
+                    .take()
+                    .map(Into::into)
+                    .or_else(|| entry.host.as_deref().map(Into::into)),
                 message,
                 body,
                 draft: d,

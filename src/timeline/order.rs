@@ -17,46 +17,49 @@ pub(super) fn order(mut events: Vec<Event>) -> Vec<Event> {
     if in_order {
         return events;
     }
-    // position ties keep input order: the sort is stable without a stable sort's scratch copy
-    let mut from: Vec<u32> = match packed_keys(&events, &host) {
-        Some(mut keys) => {
-            keys.sort_unstable();
-            keys.into_iter().map(|(_, i)| i).collect()
-        }
-        None => {
-            let mut keys: Vec<(OrderKey, u32)> = Vec::with_capacity(events.len());
-            for (i, (e, &host)) in events.iter().zip(&host).enumerate() {
-                keys.push((order_key(e, host), i as u32));
-            }
-            keys.sort_unstable();
-            keys.into_iter().map(|(_, i)| i).collect()
-        }
-    };
+    let mut from = sorted_positions(&events, &host);
     drop(host);
     permute(&mut events, &mut from);
     events
 }
 
-/// The keys of [`order_key`] packed in four words each, in the same order (40 bytes with the
-/// position, not 64: the list is made at the peak of a long timeline), when every event's key
-/// fits: no time of `i64::MAX`, fewer than 2³¹ hosts, 2²⁴ inputs and 2⁴⁰ lines.
-fn packed_keys(events: &[Event], host: &[u32]) -> Option<Vec<([u64; 4], u32)>> {
-    let mut keys = Vec::with_capacity(events.len());
-    for (i, (e, &host)) in events.iter().zip(host).enumerate() {
-        let time = match e.time_us {
-            // the sign bit flipped: the order of i64 as u64; none after every time
-            Some(t) if t != i64::MAX => (t as u64) ^ (1 << 63),
-            Some(_) => return None,
-            None => u64::MAX,
-        };
-        let input = u64::try_from(e.input).ok().filter(|&n| n < 1 << 24)?;
-        let line = Some(e.source.line).filter(|&n| n < 1 << 40)?;
-        let host = Some(u64::from(host)).filter(|&h| h < 1 << 31)?;
-        let place = (u64::from(e.uptime_us.is_none()) << 63) | (host << 32) | u64::from(e.boot);
-        let at = (input << 40) | line;
-        keys.push(([time, place, e.uptime_us.unwrap_or(0), at], i as u32));
+/// The positions of `events` (hosts ranked `host`) in the order of their keys ([`order_key`]),
+/// ties in position order (the sort is stable without a stable sort's scratch copy). Sorted by
+/// time first, with the position: 16 bytes an event (the full keys of every event were 64, made
+/// at the peak of a long timeline); then each run of one time (or of none) by its full keys.
+fn sorted_positions(events: &[Event], host: &[u32]) -> Vec<u32> {
+    // the sign bit flipped: the order of i64 as u64; no time after every time (and with a time
+    // of i64::MAX, which the full keys then tell apart)
+    let time = |e: &Event| e.time_us.map_or(u64::MAX, |t| (t as u64) ^ (1 << 63));
+    let mut by_time: Vec<(u64, u32)> = events
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (time(e), i as u32))
+        .collect();
+    by_time.sort_unstable();
+    let mut from: Vec<u32> = by_time.iter().map(|&(_, i)| i).collect();
+    drop(by_time);
+    let mut start = 0;
+    while start < from.len() {
+        let t = time(&events[from[start] as usize]);
+        let end = start
+            + from[start..]
+                .iter()
+                .take_while(|&&i| time(&events[i as usize]) == t)
+                .count();
+        if end - start > 1 {
+            let mut run: Vec<(OrderKey, u32)> = from[start..end]
+                .iter()
+                .map(|&i| (order_key(&events[i as usize], host[i as usize]), i))
+                .collect();
+            run.sort_unstable();
+            for (slot, (_, i)) in from[start..end].iter_mut().zip(run) {
+                *slot = i;
+            }
+        }
+        start = end;
     }
-    Some(keys)
+    from
 }
 
 /// Per event, its host's rank in name order (1, 2, …; 0 for none): each host hashed once per
@@ -129,6 +132,69 @@ fn permute<T>(v: &mut [T], from: &mut [u32]) {
 #[cfg(test)]
 mod tests {
     use super::permute;
+    use super::{host_ranks, order, order_key, Event};
+    use crate::model::{Attrs, Body, Layer, Severity, SourceRef, TimeQuality};
+    use std::sync::Arc;
+
+    fn event(k: u64) -> Event {
+        // a few values of every field the order reads, mixed by `k`, ties among them
+        let pick = |m: u64| (k.wrapping_mul(2_654_435_761) >> 7) % m;
+        let host: Option<Arc<str>> = match pick(3) {
+            0 => None,
+            1 => Some("b".into()),
+            _ => Some("a".into()),
+        };
+        Event {
+            id: 0,
+            time_us: match pick(5) {
+                0 => None,
+                1 => Some(i64::MAX),
+                2 => Some(-5),
+                n => Some(n as i64 * 1_000),
+            },
+            quality: TimeQuality::Estimated,
+            uptime_us: (pick(7) > 1).then(|| pick(4) * 10),
+            host,
+            source: SourceRef {
+                path: "x".into(),
+                line: pick(11),
+            },
+            input: pick(2) as usize,
+            boot: pick(3) as u32,
+            kind: "xid",
+            code: None,
+            gpu: None,
+            gpu_uuid: None,
+            rank: None,
+            layer: Layer::Hardware,
+            severity: Severity::Error,
+            message: format!("{k}").into(),
+            body: Body::default(),
+            attrs: Attrs::new(),
+            also_seen: Vec::new(),
+            bmc: false,
+            suppressed: 0,
+        }
+    }
+
+    #[test]
+    fn orders_as_a_stable_sort_of_the_full_keys() {
+        for n in [0, 1, 2, 50, 3000] {
+            let events: Vec<Event> = (0..n).map(|k| event(k * 7 + n)).collect();
+            let hosts = host_ranks(&events);
+            let mut want: Vec<usize> = (0..events.len()).collect();
+            want.sort_by_key(|&i| order_key(&events[i], hosts[i]));
+            let want: Vec<String> = want
+                .iter()
+                .map(|&i| events[i].message.to_string())
+                .collect();
+            let got: Vec<String> = order(events)
+                .iter()
+                .map(|e| e.message.to_string())
+                .collect();
+            assert_eq!(got, want, "{n} events");
+        }
+    }
 
     #[test]
     fn permute_moves_each_item_to_its_place() {
