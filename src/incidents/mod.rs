@@ -117,6 +117,10 @@ pub fn build(
         .with_min_len(4096)
         .map(|e| rules.is_consequence(e))
         .collect();
+    if events.len() >= crate::pipeline::LARGE_LIST {
+        // what the timeline's order and the bursts freed, before judging makes its indexes
+        crate::alloc::give_back();
+    }
     let mut incidents: Vec<Incident> = merged
         .into_par_iter()
         .map(|mut g| {
