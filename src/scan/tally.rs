@@ -175,16 +175,14 @@ impl Tally {
         nvrm: &[&'static str],
         at: (usize, usize, u64),
     ) -> bool {
-        let counted: Vec<&Draft> = drafts
+        let counted = |d: &&Draft| d.attach_to().is_none() && d.kind != "progress";
+        let ids: Vec<u32> = drafts
             .iter()
-            .filter(|d| d.attach_to().is_none() && d.kind != "progress")
-            .collect();
-        let ids: Vec<u32> = counted
-            .iter()
+            .filter(counted)
             .filter_map(|d| self.id(draft_key(d, host)))
             .collect();
         // a key without an id (the tally is full) is built
-        let all_known = ids.len() == counted.len();
+        let all_known = ids.len() == drafts.iter().filter(counted).count();
         let only_count = simple
             && all_known
             && distinct(&ids)
