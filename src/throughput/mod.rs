@@ -204,7 +204,7 @@ pub fn drop_event(s: &Slowdown) -> Event {
         message: s.first_text.as_str().into(),
         body: crate::model::Body::Tail(0),
         attrs: attrs.into(),
-        also_seen: Vec::new(),
+        also_seen: thin_vec::ThinVec::new(),
         bmc: false,
         suppressed: 0,
     }

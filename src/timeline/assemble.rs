@@ -171,7 +171,7 @@ fn timeline_event(
         message: e.message,
         body: e.body,
         attrs: e.attrs,
-        also_seen: Vec::new(),
+        also_seen: thin_vec::ThinVec::new(),
         bmc: e.bmc,
         suppressed: e.suppressed,
     }

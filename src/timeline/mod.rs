@@ -69,8 +69,9 @@ pub struct Event {
     pub body: Body,
     /// Details.
     pub attrs: Attrs,
-    /// The same event seen in other places.
-    pub also_seen: Vec<SourceRef>,
+    /// The same event seen in other places (nearly always none: a list that takes one pointer
+    /// when empty, not three).
+    pub also_seen: thin_vec::ThinVec<SourceRef>,
     /// Seen by the server's management controller (its times are on the BMC's clock).
     pub bmc: bool,
     /// Further occurrences past the events cap that this event stands for (counted, not kept).

@@ -171,7 +171,7 @@ mod tests {
             message: format!("{k}").into(),
             body: Body::default(),
             attrs: Attrs::new(),
-            also_seen: Vec::new(),
+            also_seen: thin_vec::ThinVec::new(),
             bmc: false,
             suppressed: 0,
         }
