@@ -319,6 +319,8 @@ fn build(
     }
     // the events of one record (an Xid and the kinds derived from it) share its text
     let shared: Arc<str> = Arc::from(message);
+    // the details as a recognizer made them, and as kept: the drafts of one record share a block
+    let mut last: Option<(crate::model::Attrs, crate::model::Attrs)> = None;
     for mut d in drafts {
         if let (Some(r), true) = (&report, d.report()) {
             r.annotate(&mut d, &set.trace);
@@ -336,6 +338,15 @@ fn build(
             Some(t) => (Arc::from(t), crate::model::Body::Own(Box::default())),
             None => {
                 let body = crate::model::Body::cut(&shared, &body, MAX_MESSAGE_BYTES);
+                // a long value that is part of the record (an Xid's text) is held as a place in it
+                match &last {
+                    Some((made, kept)) if made.same_block(&d.attrs) => d.attrs = kept.clone(),
+                    _ => {
+                        let made = d.attrs.clone();
+                        d.attrs.share(&shared);
+                        last = Some((made, d.attrs.clone()));
+                    }
+                }
                 (shared.clone(), body)
             }
         };

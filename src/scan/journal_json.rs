@@ -64,6 +64,7 @@ pub fn scan(buf: &[u8], set: &RecognizerSet, cap: u64) -> ScanOutput {
             let message: std::sync::Arc<str> =
                 String::from_utf8_lossy(&raw[..raw.len().min(super::MAX_MESSAGE_BYTES)]).into();
             let body = crate::model::Body::cut(&message, &msg, super::MAX_MESSAGE_BYTES);
+            d.attrs.share(&message);
             let loc = Located {
                 line: line_no,
                 stamp: d.stamp.take().map_or(stamp, |s| *s),
