@@ -37,16 +37,16 @@ pub fn torchrun_failure(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
             }
         } else if let Some(h) = field(line, "host") {
             if !host_seen {
-                d.host = Some(h.into());
+                d.set_host(h);
                 host_seen = true;
             }
         } else if let Some(tm) = field(line, "time") {
             if !time_seen {
                 if let Some((ws, _)) = iso_datetime(tm.as_bytes()) {
-                    d.stamp = Some(Box::new(LineStamp {
+                    d.set_stamp(LineStamp {
                         wall: Some(ws),
                         mono_us: None,
-                    }));
+                    });
                 }
                 time_seen = true;
             }

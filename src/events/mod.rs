@@ -33,7 +33,7 @@ pub use intern::intern;
 pub use load::RecognizerError;
 pub(crate) use needles::Needles;
 pub use prefilter::Prefilter;
-pub use record::{Draft, Origin, Record};
+pub use record::{Draft, Origin, Record, Told};
 pub use set::{RecognizerSet, MAX_MATCHES_PER_RECORD};
 
 /// The recognizers as shipped.

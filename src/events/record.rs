@@ -13,14 +13,13 @@ pub struct Draft {
     pub gpu: Option<std::sync::Arc<str>>,
     /// Rank.
     pub rank: Option<i64>,
-    /// Host named inside the record (rare; a box, 8 bytes less in every draft than a String).
-    pub host: Option<Box<str>>,
     /// Layer override.
     pub layer: Option<Layer>,
     /// Severity override.
     pub severity: Option<Severity>,
-    /// Time named inside the record (rare: boxed).
-    pub stamp: Option<Box<LineStamp>>,
+    /// A host or a time named inside the record (rare: one box for both, one word in every
+    /// draft; see [`Draft::set_host`], [`Draft::set_stamp`]).
+    pub told: Option<Box<Told>>,
     /// Details.
     pub attrs: crate::model::Attrs,
     /// Derived from another event of the same line.
@@ -28,6 +27,15 @@ pub struct Draft {
     /// The recognizer that made it and what its definition says of its drafts: one value per
     /// recognizer for the whole run (8 bytes in every draft, not 56).
     pub origin: &'static Origin,
+}
+
+/// What a record says of itself over its line prefix: a host, a time.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Told {
+    /// Host named inside the record.
+    pub host: Option<Box<str>>,
+    /// Time named inside the record.
+    pub stamp: Option<LineStamp>,
 }
 
 /// Where a draft comes from: its recognizer and what the recognizer's definition says of the
@@ -113,6 +121,26 @@ impl Draft {
             kind: super::intern(kind),
             ..Draft::default()
         }
+    }
+
+    /// The host named inside the record, if any.
+    pub fn host(&self) -> Option<&str> {
+        self.told.as_ref()?.host.as_deref()
+    }
+
+    /// Names the host inside the record (over the line prefix's).
+    pub fn set_host(&mut self, host: &str) {
+        self.told.get_or_insert_with(Default::default).host = Some(host.into());
+    }
+
+    /// The time named inside the record, if any.
+    pub fn stamp(&self) -> Option<&LineStamp> {
+        self.told.as_ref()?.stamp.as_ref()
+    }
+
+    /// Names the time inside the record (over the line prefix's).
+    pub fn set_stamp(&mut self, stamp: LineStamp) {
+        self.told.get_or_insert_with(Default::default).stamp = Some(stamp);
     }
 }
 

@@ -70,14 +70,14 @@ fn draft_from(c: &Compiled, re: &Regex, caps: &regex::Captures<'_>) -> Draft {
             "busid" => d.gpu = crate::ids::nccl_bus_id(v).map(Into::into),
             "code" => d.code = v.parse().ok(),
             "rank" => d.rank = v.parse().ok(),
-            "host" => d.host = Some(v.into()),
+            "host" => d.set_host(v),
             // a time written inside the message (`CANCELLED AT 2024-05-01T12:00:00`)
             "stamp" => {
                 if let Some((ws, _)) = crate::formats::time::iso_datetime(v.as_bytes()) {
-                    d.stamp = Some(Box::new(LineStamp {
+                    d.set_stamp(LineStamp {
                         wall: Some(ws),
                         mono_us: None,
-                    }));
+                    });
                 }
                 d.attrs.insert_str("at", v);
             }

@@ -284,11 +284,10 @@ fn gpu_lines(a: &Analysis, rep: &Report, loads: &BTreeMap<String, Vec<i64>>) -> 
         let (line, boots) = out.entry(key).or_insert_with(|| {
             let known = by_bus
                 .get(&(e.host.as_deref(), &**gpu))
-                .or_else(|| by_uuid.get(e.gpu_uuid.as_deref().unwrap_or(gpu)))
+                .or_else(|| by_uuid.get(e.gpu_uuid().unwrap_or(gpu)))
                 .map(|&i| &rep.gpus[i]);
             let uuid = e
-                .gpu_uuid
-                .as_deref()
+                .gpu_uuid()
                 .map(str::to_string)
                 .or_else(|| known.and_then(|g| g.uuid.clone()))
                 .or_else(|| gpu.starts_with("GPU-").then(|| gpu.to_string()));

@@ -27,7 +27,7 @@ pub(super) fn of_rule(
         .filter(|e| rule.pattern.fits(e))
         .collect();
     let inputs: BTreeSet<usize> = fitting.iter().map(|e| e.input).collect();
-    let routes = inputs.len() + usize::from(fitting.iter().any(|e| !e.also_seen.is_empty()));
+    let routes = inputs.len() + usize::from(fitting.iter().any(|e| !e.also_seen().is_empty()));
     let mut c = rule.confidence;
     if routes >= 2 {
         c += 0.05;

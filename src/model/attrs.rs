@@ -365,7 +365,8 @@ impl<K: AsRef<str>, V: AsRef<str>> FromIterator<(K, V)> for Attrs {
         entries.reverse();
         entries.sort_by(|a, b| a.0.as_ref().cmp(b.0.as_ref()));
         entries.dedup_by(|later, kept| later.0.as_ref() == kept.0.as_ref());
-        Attrs::build(entries.iter().map(|(k, v)| (k.as_ref(), v.as_ref())), None).unwrap_or_default()
+        Attrs::build(entries.iter().map(|(k, v)| (k.as_ref(), v.as_ref())), None)
+            .unwrap_or_default()
     }
 }
 
@@ -492,7 +493,10 @@ mod tests {
             h.finish()
         };
         assert_eq!(hash(&held), hash(&copied));
-        assert_eq!(held.iter().collect::<Vec<_>>(), copied.iter().collect::<Vec<_>>());
+        assert_eq!(
+            held.iter().collect::<Vec<_>>(),
+            copied.iter().collect::<Vec<_>>()
+        );
         assert_eq!(
             serde_json::to_string(&held).unwrap(),
             serde_json::to_string(&copied).unwrap()
@@ -503,7 +507,13 @@ mod tests {
         for x in [&mut a, &mut b] {
             x.insert_str("gpc", "0");
             x.remove("pid");
-            x.map_values(|k, v| if k == "tpc" { "2".into() } else { v.to_string() });
+            x.map_values(|k, v| {
+                if k == "tpc" {
+                    "2".into()
+                } else {
+                    v.to_string()
+                }
+            });
         }
         assert_eq!(a, b);
         assert!(a.shared().is_some() && b.shared().is_none());

@@ -351,12 +351,12 @@ fn build(
             }
         };
         d.gpu = d.gpu.take().map(|g| out.share_gpu(g));
-        let own_stamp = d.stamp.take();
+        let told = d.told.take().map(|t| *t).unwrap_or_default();
         let loc = Located {
             line: w.head_line_no,
-            borrowed: own_stamp.is_none() && borrowed,
-            stamp: own_stamp.map_or(stamp, |s| *s),
-            host: d.host.take().map(Arc::from).or_else(|| host.clone()),
+            borrowed: told.stamp.is_none() && borrowed,
+            stamp: told.stamp.unwrap_or(stamp),
+            host: told.host.map(Arc::from).or_else(|| host.clone()),
             message,
             body,
             draft: d,

@@ -397,7 +397,7 @@ mod tests {
     fn counts_of_many_keys_stay_certain() {
         use super::{key_hash, Counts, EXACT_KEYS};
         let keys = |from: u64, n: u64, times: u64| {
-            (from..from + n).flat_map(move |k| std::iter::repeat(key_hash(&k)).take(times as usize))
+            (from..from + n).flat_map(move |k| std::iter::repeat_n(key_hash(&k), times as usize))
         };
         for (parts, hot) in [(1usize, false), (3, false), (3, true)] {
             let mut total = Counts::default();

@@ -49,6 +49,11 @@ pub fn scan_buffer(buf: &[u8], set: &RecognizerSet, parallel: bool, cap: u64) ->
         // a mapped file's pages of this chunk are given back now, in this thread, not all at
         // once when the input is unmapped (what is read again later is mapped again)
         crate::input::mapped::release(&buf[s..e]);
+        // what building many events left free in this thread's arena goes back too: a log of many
+        // distinct events would otherwise hold it beside the next chunks' events
+        if part.events.len() + part.attachments.len() >= CHUNK_GIVE_BACK {
+            crate::alloc::give_back();
+        }
         part
     };
     let mut out = ScanOutput::default();
@@ -72,6 +77,9 @@ pub fn scan_buffer(buf: &[u8], set: &RecognizerSet, parallel: bool, cap: u64) ->
     out.settle_recognized();
     out
 }
+
+/// Events of one chunk past which the allocator's free pages are given back after it.
+const CHUNK_GIVE_BACK: usize = 10_000;
 
 /// Scans the chunks `windows` as tasks of the pool, at most one per thread and one more in
 /// flight, and hands their outputs to `merge` in chunk order as they come back, with no barrier

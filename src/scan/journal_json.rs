@@ -65,13 +65,13 @@ pub fn scan(buf: &[u8], set: &RecognizerSet, cap: u64) -> ScanOutput {
                 String::from_utf8_lossy(&raw[..raw.len().min(super::MAX_MESSAGE_BYTES)]).into();
             let body = crate::model::Body::cut(&message, &msg, super::MAX_MESSAGE_BYTES);
             d.attrs.share(&message);
+            let told = d.told.take().map(|t| *t).unwrap_or_default();
             let loc = Located {
                 line: line_no,
-                stamp: d.stamp.take().map_or(stamp, |s| *s),
+                stamp: told.stamp.unwrap_or(stamp),
                 borrowed: false,
-                host: d
+                host: told
                     .host
-                    .take()
                     .map(Into::into)
                     .or_else(|| entry.host.as_deref().map(Into::into)),
                 message,

@@ -45,13 +45,7 @@ pub(super) struct Tally {
 
 /// The key a draft gets as a located event with host `host`.
 fn draft_key<'a>(d: &'a Draft, host: Option<&'a str>) -> CapKey<'a> {
-    (
-        d.host.as_deref().or(host),
-        d.kind,
-        d.code,
-        d.gpu.as_deref(),
-        d.rank,
-    )
+    (d.host().or(host), d.kind, d.code, d.gpu.as_deref(), d.rank)
 }
 
 /// Whether a draft is an event its line alone can rebuild: no attachment, progress sample,

@@ -164,14 +164,18 @@ fn timeline_event(
         kind: e.kind,
         code: e.code,
         gpu: e.gpu,
-        gpu_uuid,
         rank: e.rank,
         layer: e.layer,
         severity: e.severity,
         message: e.message,
         body: e.body,
         attrs: e.attrs,
-        also_seen: thin_vec::ThinVec::new(),
+        rare: gpu_uuid.map(|u| {
+            Box::new(crate::timeline::Rare {
+                gpu_uuid: Some(u),
+                also_seen: Vec::new(),
+            })
+        }),
         bmc: e.bmc,
         suppressed: e.suppressed,
     }

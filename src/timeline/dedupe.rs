@@ -87,8 +87,8 @@ pub(super) fn dedupe(mut events: Vec<Event>, bundles: &BTreeSet<usize>) -> Vec<E
                 let (suppressed, source) = (e.suppressed, e.source.clone());
                 let o = &mut events[i];
                 o.suppressed = o.suppressed.max(suppressed);
-                if o.also_seen.len() < MAX_ALSO_SEEN {
-                    o.also_seen.push(source);
+                if o.also_seen().len() < MAX_ALSO_SEEN {
+                    o.rare_mut().also_seen.push(source);
                 }
             }
             None => {
@@ -157,7 +157,7 @@ pub(super) fn bmc_routes(events: Vec<Event>) -> Vec<Event> {
         let e = &events[b];
         let list = cites.entry(a).or_default();
         list.push(e.source.clone());
-        list.extend(e.also_seen.iter().cloned());
+        list.extend(e.also_seen().iter().cloned());
     }
     events
         .into_iter()
@@ -165,7 +165,7 @@ pub(super) fn bmc_routes(events: Vec<Event>) -> Vec<Event> {
         .filter(|(i, _)| !merged_into.contains_key(i))
         .map(|(i, mut e)| {
             if let Some(more) = cites.remove(&i) {
-                e.also_seen.extend(more);
+                e.rare_mut().also_seen.extend(more);
             }
             e
         })
@@ -239,8 +239,8 @@ pub(super) fn process_routes(events: Vec<Event>) -> Vec<Event> {
                     e.attrs.insert_if_absent(k, v);
                 }
                 e.suppressed = e.suppressed.max(c.suppressed);
-                if e.also_seen.len() < MAX_ALSO_SEEN {
-                    e.also_seen.push(c.source);
+                if e.also_seen().len() < MAX_ALSO_SEEN {
+                    e.rare_mut().also_seen.push(c.source);
                 }
             }
             e

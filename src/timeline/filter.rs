@@ -171,7 +171,7 @@ fn gpu_is(e: &Event, want: &str) -> bool {
         return e.gpu.as_deref() == Some(want) || e.attrs.get("gpu_index") == Some(want);
     }
     let same = |g: Option<&str>| g.is_some_and(|g| g.eq_ignore_ascii_case(want));
-    same(e.gpu.as_deref()) || same(e.gpu_uuid.as_deref())
+    same(e.gpu.as_deref()) || same(e.gpu_uuid())
 }
 
 /// What a filter did: the resolved window, the values, and the event occurrences before and

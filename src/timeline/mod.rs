@@ -55,8 +55,6 @@ pub struct Event {
     pub code: Option<i64>,
     /// GPU bus id (or index/UUID): one text shared by the events of a GPU.
     pub gpu: Option<Arc<str>>,
-    /// GPU UUID when known: one text shared by the events of a GPU.
-    pub gpu_uuid: Option<Arc<str>>,
     /// Rank.
     pub rank: Option<i64>,
     /// Layer on its own.
@@ -69,16 +67,41 @@ pub struct Event {
     pub body: Body,
     /// Details.
     pub attrs: Attrs,
-    /// The same event seen in other places (nearly always none: a list that takes one pointer
-    /// when empty, not three).
-    pub also_seen: thin_vec::ThinVec<SourceRef>,
+    /// What few events have: the GPU's UUID, other places the same event was seen (one word
+    /// when there is none of it, as for nearly every event; see [`Event::gpu_uuid`],
+    /// [`Event::also_seen`]).
+    pub rare: Option<Box<Rare>>,
     /// Seen by the server's management controller (its times are on the BMC's clock).
     pub bmc: bool,
     /// Further occurrences past the events cap that this event stands for (counted, not kept).
     pub suppressed: u64,
 }
 
+/// The parts of an [`Event`] that few events have.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Rare {
+    /// GPU UUID when known: one text shared by the events of a GPU.
+    pub gpu_uuid: Option<Arc<str>>,
+    /// The same event seen in other places.
+    pub also_seen: Vec<SourceRef>,
+}
+
 impl Event {
+    /// GPU UUID when known.
+    pub fn gpu_uuid(&self) -> Option<&str> {
+        self.rare.as_ref()?.gpu_uuid.as_deref()
+    }
+
+    /// The same event seen in other places.
+    pub fn also_seen(&self) -> &[SourceRef] {
+        self.rare.as_ref().map_or(&[], |r| &r.also_seen)
+    }
+
+    /// The rare parts, made when first needed.
+    pub fn rare_mut(&mut self) -> &mut Rare {
+        self.rare.get_or_insert_with(Default::default)
+    }
+
     /// The message part after the line prefix (empty once the message was taken for a report).
     pub fn body(&self) -> &str {
         self.body.text(&self.message)

@@ -25,14 +25,18 @@ pub(super) fn event_json_taking(e: &mut Event, catalog: &Catalog) -> EventJson {
         kind: e.kind.to_string(),
         code: e.code,
         gpu: e.gpu.as_deref().map(str::to_string),
-        gpu_uuid: e.gpu_uuid.as_deref().map(str::to_string),
+        gpu_uuid: e.gpu_uuid().map(str::to_string),
         rank: e.rank,
         layer: e.layer.as_str(),
         severity: e.severity.as_str(),
         message: take_shared(&mut e.message),
         uptime_s: e.uptime_us.map(|u| u as f64 / 1e6),
         details: std::mem::take(&mut e.attrs),
-        also_seen: std::mem::take(&mut e.also_seen)
+        also_seen: e
+            .rare
+            .take()
+            .map(|r| r.also_seen)
+            .unwrap_or_default()
             .into_iter()
             .map(|s| SourceJson {
                 path: s.path.to_string(),

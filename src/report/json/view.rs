@@ -230,7 +230,7 @@ pub(super) fn write_event<'a>(
         kind: e.kind,
         code: e.code,
         gpu: e.gpu.as_deref(),
-        gpu_uuid: e.gpu_uuid.as_deref(),
+        gpu_uuid: e.gpu_uuid(),
         rank: e.rank,
         layer: e.layer.as_str(),
         severity: e.severity.as_str(),
@@ -238,7 +238,7 @@ pub(super) fn write_event<'a>(
         message: &e.message,
         uptime_s: e.uptime_us.map(|u| u as f64 / 1e6),
         details: &e.attrs,
-        also_seen: &e.also_seen,
+        also_seen: e.also_seen(),
         suppressed: e.suppressed,
     }
     .write(out, level);
