@@ -276,7 +276,7 @@ fn build(
     set: &RecognizerSet,
     out: &mut ScanOutput,
     (w, head): (&Walk<'_>, &LineHead<'_>),
-    (mut body, drafts): (String, Vec<Draft>),
+    (body, drafts): (String, Vec<Draft>),
 ) -> usize {
     let mut e = w.end;
     // a kernel report: its trace lines, each with its own prefix, belong to this event
@@ -292,6 +292,50 @@ fn build(
         .map(lossy)
         .or(lender_host)
         .map(|h| out.share_host(h));
+    if let Some(r) = &report {
+        e = e.max(r.end);
+    }
+    let (message, body, record_message) =
+        record_texts(buf, w, (body, report.as_ref()), (record, e));
+    let parts = Shared {
+        line: w.head_line_no,
+        stamp,
+        borrowed,
+        host,
+        // the events of one record (an Xid and the kinds derived from it) share its text
+        message: Arc::from(message),
+        body,
+        record_message,
+    };
+    place(set, out, &parts, report.as_ref(), drafts);
+    e
+}
+
+/// What the events of one record share.
+struct Shared {
+    /// The record's first line.
+    line: u64,
+    /// Its time, and whether it is a neighbour's.
+    stamp: LineStamp,
+    borrowed: bool,
+    /// The host its prefix (or the lender of its time) names.
+    host: Option<Arc<str>>,
+    /// Its verbatim text.
+    message: Arc<str>,
+    /// Its message after the prefix.
+    body: String,
+    /// The message of its key/value record, if it is one.
+    record_message: Option<String>,
+}
+
+/// The record's verbatim text (its lines, a kernel report's trace lines, the rest of its
+/// key/value record), its body with that rest, and the key/value record's own message.
+fn record_texts(
+    buf: &[u8],
+    w: &Walk<'_>,
+    (mut body, report): (String, Option<&kreport::Report>),
+    (record, e): (Option<(usize, usize)>, usize),
+) -> (String, String, Option<String>) {
     let mut message = String::new();
     for (i, p) in w.parts.iter().enumerate() {
         if i > 0 {
@@ -300,12 +344,9 @@ fn build(
         let cut = &p[..p.len().min(MAX_MESSAGE_BYTES)];
         message.push_str(&String::from_utf8_lossy(cut));
     }
-    if let Some(r) = &report {
-        for l in &r.lines {
-            message.push('\n');
-            message.push_str(l);
-        }
-        e = e.max(r.end);
+    for l in report.iter().flat_map(|r| &r.lines) {
+        message.push('\n');
+        message.push_str(l);
     }
     let mut record_message = None;
     if let Some(span) = record {
@@ -317,15 +358,24 @@ fn build(
             message = format!("{message}\n{text}");
         }
     }
-    // the events of one record (an Xid and the kinds derived from it) share its text
-    let shared: Arc<str> = Arc::from(message);
+    (message, body, record_message)
+}
+
+/// Turns the drafts of one record into located events (or attachments) of `out`.
+fn place(
+    set: &RecognizerSet,
+    out: &mut ScanOutput,
+    rec: &Shared,
+    report: Option<&kreport::Report>,
+    drafts: Vec<Draft>,
+) {
     // the details as a recognizer made them, and as kept: the drafts of one record share a block
     let mut last: Option<(crate::model::Attrs, crate::model::Attrs)> = None;
     for mut d in drafts {
-        if let (Some(r), true) = (&report, d.report()) {
+        if let (Some(r), true) = (report, d.report()) {
             r.annotate(&mut d, &set.trace);
         }
-        if let Some(m) = &record_message {
+        if let Some(m) = &rec.record_message {
             d.attrs.insert_if_absent("message", m);
         }
         // one update of a progress bar glued into a long line: its own text is the evidence
@@ -337,26 +387,26 @@ fn build(
         let (message, body) = match segment_text {
             Some(t) => (Arc::from(t), crate::model::Body::Own(Box::default())),
             None => {
-                let body = crate::model::Body::cut(&shared, &body, MAX_MESSAGE_BYTES);
+                let body = crate::model::Body::cut(&rec.message, &rec.body, MAX_MESSAGE_BYTES);
                 // a long value that is part of the record (an Xid's text) is held as a place in it
                 match &last {
                     Some((made, kept)) if made.same_block(&d.attrs) => d.attrs = kept.clone(),
                     _ => {
                         let made = d.attrs.clone();
-                        d.attrs.share(&shared);
+                        d.attrs.share(&rec.message);
                         last = Some((made, d.attrs.clone()));
                     }
                 }
-                (shared.clone(), body)
+                (rec.message.clone(), body)
             }
         };
         d.gpu = d.gpu.take().map(|g| out.share_gpu(g));
         let told = d.told.take().map(|t| *t).unwrap_or_default();
         let loc = Located {
-            line: w.head_line_no,
-            borrowed: told.stamp.is_none() && borrowed,
-            stamp: told.stamp.unwrap_or(stamp),
-            host: told.host.map(Arc::from).or_else(|| host.clone()),
+            line: rec.line,
+            borrowed: told.stamp.is_none() && rec.borrowed,
+            stamp: told.stamp.unwrap_or(rec.stamp),
+            host: told.host.map(Arc::from).or_else(|| rec.host.clone()),
             message,
             body,
             draft: d,
@@ -369,7 +419,6 @@ fn build(
             out.events.push(loc);
         }
     }
-    e
 }
 
 /// Appends a continuation line to a record's text: a kernel continuation on its own line, a
