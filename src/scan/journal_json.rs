@@ -2,7 +2,7 @@
 //! entry by entry; recognizers run on the decoded MESSAGE.
 
 use super::{Located, ScanOutput};
-use crate::events::{RecognizerSet, Record};
+use crate::events::{Draft, RecognizerSet, Record};
 use crate::formats::journal_entries;
 use crate::model::LineStamp;
 
@@ -21,71 +21,24 @@ pub fn scan(buf: &[u8], set: &RecognizerSet, cap: u64) -> ScanOutput {
         .unwrap_or(journal_entries::Mode::JsonLines);
     let mut recognized = 0u64;
     for at in journal_entries::entries(buf, mode) {
-        let entry = at.entry;
-        let line_no = at.line;
-        let raw = &buf[at.span.0..at.span.1];
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         recognized += at.lines;
-        if entry.boot_id.is_some() && entry.boot_id != boot {
+        if at.entry.boot_id.is_some() && at.entry.boot_id != boot {
             if boot.is_some() {
-                out.boot_lines.push(line_no);
+                out.boot_lines.push(at.line);
             }
-            boot = entry.boot_id.clone();
+            boot = at.entry.boot_id.clone();
         }
-        let msg = super::normalize_body(&entry.message);
-        let owners = set.owners_in(&msg);
-        if owners.is_empty() {
+        let msg = super::normalize_body(&at.entry.message);
+        let Some(drafts) = drafts_of(set, &msg) else {
             continue;
-        }
-        let rec = Record {
-            full: &msg,
-            body: &msg,
-            preceding: &[],
-            following: &[],
-            rank: None,
         };
-        let mut drafts = Vec::new();
-        for o in owners {
-            set.apply(o, &rec, &mut drafts);
-        }
-        set.settle(&mut drafts);
-        let stamp = LineStamp {
-            wall: entry.wall(),
-            mono_us: entry.source_mono_us,
-        };
-        let mut kinds: Vec<&str> = Vec::new();
-        for mut d in drafts {
-            if d.attach_to().is_none() {
-                if kinds.contains(&d.kind) {
-                    continue;
-                }
-                kinds.push(d.kind);
-            }
-            let message: std::sync::Arc<str> =
-                String::from_utf8_lossy(&raw[..raw.len().min(super::MAX_MESSAGE_BYTES)]).into();
-            let body = crate::model::Body::cut(&message, &msg, super::MAX_MESSAGE_BYTES);
-            d.attrs.share(&message);
-            let told = d.told.take().map(|t| *t).unwrap_or_default();
-            let loc = Located {
-                line: line_no,
-                stamp: told.stamp.unwrap_or(stamp),
-                borrowed: false,
-                host: told
-                    .host
-                    .map(Into::into)
-                    .or_else(|| entry.host.as_deref().map(Into::into)),
-                message,
-                body,
-                draft: d,
-                suppressed: 0,
-                counted: false,
-            };
-            if loc.draft.attach_to().is_some() {
-                out.attachments.push(loc);
-            } else {
-                out.events.push(loc);
-            }
-        }
+        let raw = &buf[at.span.0..at.span.1];
+        place(
+            &mut out,
+            &at,
+            (raw.strip_suffix(b"\r").unwrap_or(raw), &msg),
+            drafts,
+        );
         let held = (out.events.len() + out.attachments.len()) as u64;
         if held >= next_cap {
             out.cap(cap);
@@ -97,4 +50,72 @@ pub fn scan(buf: &[u8], set: &RecognizerSet, cap: u64) -> ScanOutput {
     super::collapse_bursts(&mut out.events, set.nvrm_recognizers());
     out.cap(cap);
     out
+}
+
+/// The drafts the recognizers make of an entry's message; `None` when no anchor is in it.
+fn drafts_of(set: &RecognizerSet, msg: &str) -> Option<Vec<Draft>> {
+    let owners = set.owners_in(msg);
+    if owners.is_empty() {
+        return None;
+    }
+    let rec = Record {
+        full: msg,
+        body: msg,
+        preceding: &[],
+        following: &[],
+        rank: None,
+    };
+    let mut drafts = Vec::new();
+    for o in owners {
+        set.apply(o, &rec, &mut drafts);
+    }
+    set.settle(&mut drafts);
+    Some(drafts)
+}
+
+/// Places the drafts of entry `at` (its line `raw`, its message `msg`) in `out`: one event per
+/// kind, every attachment.
+fn place(
+    out: &mut ScanOutput,
+    at: &journal_entries::Located,
+    (raw, msg): (&[u8], &str),
+    drafts: Vec<Draft>,
+) {
+    let stamp = LineStamp {
+        wall: at.entry.wall(),
+        mono_us: at.entry.source_mono_us,
+    };
+    let mut kinds: Vec<&str> = Vec::new();
+    for mut d in drafts {
+        if d.attach_to().is_none() {
+            if kinds.contains(&d.kind) {
+                continue;
+            }
+            kinds.push(d.kind);
+        }
+        let message: std::sync::Arc<str> =
+            String::from_utf8_lossy(&raw[..raw.len().min(super::MAX_MESSAGE_BYTES)]).into();
+        let body = crate::model::Body::cut(&message, msg, super::MAX_MESSAGE_BYTES);
+        d.attrs.share(&message);
+        let told = d.told.take().map(|t| *t).unwrap_or_default();
+        let loc = Located {
+            line: at.line,
+            stamp: told.stamp.unwrap_or(stamp),
+            borrowed: false,
+            host: told
+                .host
+                .map(Into::into)
+                .or_else(|| at.entry.host.as_deref().map(Into::into)),
+            message,
+            body,
+            draft: d,
+            suppressed: 0,
+            counted: false,
+        };
+        if loc.draft.attach_to().is_some() {
+            out.attachments.push(loc);
+        } else {
+            out.events.push(loc);
+        }
+    }
 }
