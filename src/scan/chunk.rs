@@ -247,38 +247,17 @@ fn read_candidates(
             let head = heads.parse(line, learned);
             if memo::simple(buf, le, line, &head, fw) {
                 memo.sign(line, &head, heads.repeated());
-                let mut got = memo.get();
-                if let Some((known, Some((fs, fe)))) = got {
-                    // the signature's second line: check its masks on its first
-                    let known = known.clone();
-                    let first = trim_cr(&buf[fs..fe]);
-                    let fhead = parse_head_with(first, learned);
-                    let agreed = probe_agrees(set, first, &fhead, &known, t);
-                    memo.settle(if agreed { known } else { memo::Known::Full });
-                    got = memo.get();
-                }
-                match got.map(|(k, _)| k) {
-                    Some(memo::Known::Nothing) => {
+                match recall(buf, &mut memo, (set, learned), t, (ls, le, no), out) {
+                    Recall::Nothing => {
                         *record_end = le;
                         continue;
                     }
-                    Some(memo::Known::Keys(ids)) => {
-                        if !t.count_ids(ids, (ls, le, no)) {
-                            out.deferred.extend(ids.iter().map(|&key| Stub {
-                                at: (ls, le),
-                                line: no,
-                                key,
-                                hash: t.hash_of(key),
-                                suppressed: 0,
-                                counted: false,
-                            }));
-                        }
+                    Recall::Counted => {
                         *record_end = le;
                         hold(out, set, cap, t, &mut next_cap);
                         continue;
                     }
-                    Some(memo::Known::Full) => {}
-                    None => sign = true,
+                    Recall::Read { new } => sign = new,
                 }
             }
         }
@@ -309,6 +288,56 @@ fn read_candidates(
         t.finish(out);
     }
     event_lines
+}
+
+/// What the memo of line signatures tells of a signed candidate line.
+enum Recall {
+    /// The line gives nothing.
+    Nothing,
+    /// Its keys were counted (and stubs made of those the cap may keep).
+    Counted,
+    /// The line is to be read in full; `new`: its signature is new (the memo learns it).
+    Read { new: bool },
+}
+
+/// Looks the signed line `(ls, le, no)` up in `memo`: on a signature's second line, its masks
+/// are checked on its first; a line known to give keys only has them counted in `t`.
+fn recall(
+    buf: &[u8],
+    memo: &mut memo::Memo,
+    (set, learned): (&RecognizerSet, Option<&[u8]>),
+    t: &mut tally::Tally,
+    (ls, le, no): (usize, usize, u64),
+    out: &mut ScanOutput,
+) -> Recall {
+    let mut got = memo.get();
+    if let Some((known, Some((fs, fe)))) = got {
+        // the signature's second line: check its masks on its first
+        let known = known.clone();
+        let first = trim_cr(&buf[fs..fe]);
+        let fhead = parse_head_with(first, learned);
+        let agreed = probe_agrees(set, first, &fhead, &known, t);
+        memo.settle(if agreed { known } else { memo::Known::Full });
+        got = memo.get();
+    }
+    match got.map(|(k, _)| k) {
+        Some(memo::Known::Nothing) => Recall::Nothing,
+        Some(memo::Known::Keys(ids)) => {
+            if !t.count_ids(ids, (ls, le, no)) {
+                out.deferred.extend(ids.iter().map(|&key| Stub {
+                    at: (ls, le),
+                    line: no,
+                    key,
+                    hash: t.hash_of(key),
+                    suppressed: 0,
+                    counted: false,
+                }));
+            }
+            Recall::Counted
+        }
+        Some(memo::Known::Full) => Recall::Read { new: false },
+        None => Recall::Read { new: true },
+    }
 }
 
 /// Keeps what a chunk holds bounded: past `next_cap` events, attachments and stubs, bursts are
