@@ -213,11 +213,13 @@ fn reading(e: &Event) -> Option<(Metric, f64, String)> {
     None
 }
 
+/// Pause markers per input: (line, pause), sorted by line.
+type Markers = BTreeMap<usize, Vec<(u64, Pause)>>;
+
 /// Builds the series from the progress samples and marks the samples that follow a known pause
 /// (a checkpoint save or evaluation between the previous sample and this one, in the same input).
 pub fn build(progress: &[Event], events: &[Event]) -> Vec<Series> {
-    // pause markers per input: (line, pause)
-    let mut markers: BTreeMap<usize, Vec<(u64, Pause)>> = BTreeMap::new();
+    let mut markers: Markers = BTreeMap::new();
     for e in events.iter().filter(|e| e.kind == "checkpoint_saved") {
         markers
             .entry(e.input)
@@ -226,85 +228,101 @@ pub fn build(progress: &[Event], events: &[Event]) -> Vec<Series> {
     }
     let mut by_key: BTreeMap<SeriesKey, Vec<Sample>> = BTreeMap::new();
     for e in progress {
-        let a = &e.attrs;
-        let desc_eval = a.get("desc").is_some_and(is_eval_label);
-        if a.contains_key("pause_checkpoint") || a.contains_key("pause_eval") || desc_eval {
-            let p = if a.contains_key("pause_checkpoint") {
-                Pause::Checkpoint
-            } else {
-                Pause::Evaluation
-            };
+        if let Some(p) = pause_of(e) {
             markers.entry(e.input).or_default().push((e.source.line, p));
             continue;
         }
-        let Some((metric, value, label)) = reading(e) else {
-            continue;
-        };
-        let key = SeriesKey {
-            metric,
-            host: e.host.as_deref().map(str::to_string),
-            rank: e.rank,
-            label,
-        };
-        let segment = a.get("segment").and_then(|s| s.parse().ok()).unwrap_or(0);
-        by_key.entry(key).or_default().push(Sample {
-            time_us: e.time_us,
-            quality: e.quality,
-            input: e.input,
-            path: e.source.path.clone(),
-            line: e.source.line,
-            segment,
-            text: a
-                .get("text")
-                .map(str::to_string)
-                .unwrap_or_else(|| e.message.to_string()),
-            iter: a
-                .get("iter")
-                .or_else(|| a.get("iter2"))
-                .and_then(|s| s.parse().ok()),
-            value,
-            pause: None,
-            elapsed_s: a.get("elapsed").and_then(elapsed_s),
-        });
+        if let Some((key, sample)) = sample_of(e) {
+            by_key.entry(key).or_default().push(sample);
+        }
     }
     for m in markers.values_mut() {
         m.sort_unstable_by_key(|x| x.0);
     }
-    let mut out = Vec::new();
-    for (key, mut samples) in by_key {
-        place_bars(&mut samples);
-        samples.sort_by_key(|s| (s.time_us.is_none(), s.time_us, s.input, s.line, s.segment));
-        let mut prev: Option<(usize, u64)> = None;
-        for s in samples.iter_mut() {
-            if let (Some((pi, pl)), Some(m)) = (prev, markers.get(&s.input)) {
-                if pi == s.input && pl < s.line {
-                    let from = m.partition_point(|x| x.0 <= pl);
-                    if let Some(&(_, p)) = m[from..].iter().find(|x| x.0 <= s.line) {
-                        s.pause = Some(p);
-                    }
+    by_key
+        .into_iter()
+        .map(|(key, samples)| series_of(key, samples, &markers))
+        .collect()
+}
+
+/// The pause a progress line marks (a checkpoint save, an evaluation), if it marks one.
+fn pause_of(e: &Event) -> Option<Pause> {
+    let a = &e.attrs;
+    if a.contains_key("pause_checkpoint") {
+        Some(Pause::Checkpoint)
+    } else if a.contains_key("pause_eval") || a.get("desc").is_some_and(is_eval_label) {
+        Some(Pause::Evaluation)
+    } else {
+        None
+    }
+}
+
+/// The series a progress line belongs to and its sample, if it reads a rate.
+fn sample_of(e: &Event) -> Option<(SeriesKey, Sample)> {
+    let (metric, value, label) = reading(e)?;
+    let a = &e.attrs;
+    let key = SeriesKey {
+        metric,
+        host: e.host.as_deref().map(str::to_string),
+        rank: e.rank,
+        label,
+    };
+    let sample = Sample {
+        time_us: e.time_us,
+        quality: e.quality,
+        input: e.input,
+        path: e.source.path.clone(),
+        line: e.source.line,
+        segment: a.get("segment").and_then(|s| s.parse().ok()).unwrap_or(0),
+        text: a
+            .get("text")
+            .map(str::to_string)
+            .unwrap_or_else(|| e.message.to_string()),
+        iter: a
+            .get("iter")
+            .or_else(|| a.get("iter2"))
+            .and_then(|s| s.parse().ok()),
+        value,
+        pause: None,
+        elapsed_s: a.get("elapsed").and_then(elapsed_s),
+    };
+    Some((key, sample))
+}
+
+/// One series: its samples in time order, each marked with the pause before it (the first
+/// with the warm-up), thinned to [`MAX_SAMPLES_PER_SERIES`] (the last one kept).
+fn series_of(key: SeriesKey, mut samples: Vec<Sample>, markers: &Markers) -> Series {
+    place_bars(&mut samples);
+    samples.sort_by_key(|s| (s.time_us.is_none(), s.time_us, s.input, s.line, s.segment));
+    let mut prev: Option<(usize, u64)> = None;
+    for s in samples.iter_mut() {
+        if let (Some((pi, pl)), Some(m)) = (prev, markers.get(&s.input)) {
+            if pi == s.input && pl < s.line {
+                let from = m.partition_point(|x| x.0 <= pl);
+                if let Some(&(_, p)) = m[from..].iter().find(|x| x.0 <= s.line) {
+                    s.pause = Some(p);
                 }
             }
-            prev = Some((s.input, s.line));
         }
-        if let Some(first) = samples.first_mut() {
-            first.pause.get_or_insert(Pause::Warmup);
-        }
-        let mut thinned = 0;
-        if samples.len() > MAX_SAMPLES_PER_SERIES {
-            let n = samples.len();
-            let step = n.div_ceil(MAX_SAMPLES_PER_SERIES);
-            let last = samples.pop();
-            samples = samples.into_iter().step_by(step).collect();
-            samples.extend(last);
-            thinned = n - samples.len();
-        }
-        out.push(Series {
-            key,
-            samples,
-            thinned,
-        });
+        prev = Some((s.input, s.line));
     }
-    out
+    if let Some(first) = samples.first_mut() {
+        first.pause.get_or_insert(Pause::Warmup);
+    }
+    let mut thinned = 0;
+    if samples.len() > MAX_SAMPLES_PER_SERIES {
+        let n = samples.len();
+        let step = n.div_ceil(MAX_SAMPLES_PER_SERIES);
+        let last = samples.pop();
+        samples = samples.into_iter().step_by(step).collect();
+        samples.extend(last);
+        thinned = n - samples.len();
+    }
+    Series {
+        key,
+        samples,
+        thinned,
+    }
 }
 
 /// Progress-bar updates carry no time of their own: they borrow the time of a nearby line (the
