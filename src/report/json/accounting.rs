@@ -230,6 +230,32 @@ pub(super) fn accounting(a: &Analysis, inputs: &[InputJson]) -> AccountingJson {
         acc.events += i.events;
         acc.events_suppressed += i.events_suppressed;
     }
+    acc.skipped = skipped(a, inputs, acc.events_suppressed);
+    not_understood(a, &mut acc);
+    let skipped = if acc.skipped.is_empty() {
+        "nothing skipped".to_string()
+    } else {
+        format!("skipped: {}", acc.skipped.join("; "))
+    };
+    let not_understood = if acc.not_understood > 0 {
+        format!(
+            "; {} NVRM error line(s) read but not understood (generic driver_error)",
+            acc.not_understood
+        )
+    } else {
+        String::new()
+    };
+    acc.summary = format!(
+        "{} input(s), {} bytes, {} lines = {} recognized + {} not recognized by any reader (still searched for anchors), {} event occurrence(s){not_understood}; {skipped}",
+        acc.inputs, acc.bytes, acc.lines, acc.lines_recognized, acc.lines_unrecognized, acc.events
+    );
+    acc
+}
+
+/// What was skipped: inputs that could not be read, paths or inputs per reason (an input counted
+/// once per reason), occurrences past the events cap.
+fn skipped(a: &Analysis, inputs: &[InputJson], suppressed: u64) -> Vec<String> {
+    let mut out = Vec::new();
     let mut reasons: BTreeMap<&'static str, usize> = BTreeMap::new();
     for w in &a.warnings {
         if let Some(r) = skip_reason(w) {
@@ -249,18 +275,22 @@ pub(super) fn accounting(a: &Analysis, inputs: &[InputJson]) -> AccountingJson {
         .filter(|i| i.bytes == 0 && !i.warnings.is_empty())
         .count();
     if unread > 0 {
-        acc.skipped
-            .push(format!("{unread} input(s): nothing could be read"));
+        out.push(format!("{unread} input(s): nothing could be read"));
     }
     for (r, n) in reasons {
-        acc.skipped.push(format!("{n} path(s) or input(s): {r}"));
+        out.push(format!("{n} path(s) or input(s): {r}"));
     }
-    if acc.events_suppressed > 0 {
-        acc.skipped.push(format!(
-            "{} event occurrence(s) past the per-kind cap: counted, not listed",
-            acc.events_suppressed
+    if suppressed > 0 {
+        out.push(format!(
+            "{suppressed} event occurrence(s) past the per-kind cap: counted, not listed"
         ));
     }
+    out
+}
+
+/// Counts the NVRM error lines read but not understood (the generic kind), with a few
+/// examples.
+fn not_understood(a: &Analysis, acc: &mut AccountingJson) {
     for e in a
         .events
         .iter()
@@ -288,22 +318,4 @@ pub(super) fn accounting(a: &Analysis, inputs: &[InputJson]) -> AccountingJson {
             }
         }
     }
-    let skipped = if acc.skipped.is_empty() {
-        "nothing skipped".to_string()
-    } else {
-        format!("skipped: {}", acc.skipped.join("; "))
-    };
-    let not_understood = if acc.not_understood > 0 {
-        format!(
-            "; {} NVRM error line(s) read but not understood (generic driver_error)",
-            acc.not_understood
-        )
-    } else {
-        String::new()
-    };
-    acc.summary = format!(
-        "{} input(s), {} bytes, {} lines = {} recognized + {} not recognized by any reader (still searched for anchors), {} event occurrence(s){not_understood}; {skipped}",
-        acc.inputs, acc.bytes, acc.lines, acc.lines_recognized, acc.lines_unrecognized, acc.events
-    );
-    acc
 }
