@@ -171,19 +171,36 @@ pub fn build(inputs: &[InputResult], events: &mut [Event]) -> Option<JobInfo> {
     let missing_ranks = world_size
         .map(|w| (0..w).filter(|r| !named.contains(r)).collect())
         .unwrap_or_default();
-    // Ranks silent while the others timed out.
+    Some(JobInfo {
+        world_size,
+        ranks: ranks.into_values().collect(),
+        missing_ranks,
+        silent_ranks: silent_ranks(events, world_size),
+        straggler: straggler(events),
+        skew_s: skew(events),
+        last_checkpoint: None,
+        work_lost_s: None,
+    })
+}
+
+/// Ranks silent while at least half of the others timed out.
+fn silent_ranks(events: &[Event], world_size: Option<i64>) -> Vec<i64> {
     let timed_out: BTreeSet<i64> = events
         .iter()
         .filter(|e| e.kind == "nccl_timeout")
         .filter_map(|e| e.rank)
         .collect();
-    let mut silent_ranks = Vec::new();
-    if let Some(w) = world_size {
-        if timed_out.len() as i64 * 2 >= w && (timed_out.len() as i64) < w {
-            silent_ranks = (0..w).filter(|r| !timed_out.contains(r)).collect();
+    match world_size {
+        Some(w) if timed_out.len() as i64 * 2 >= w && (timed_out.len() as i64) < w => {
+            (0..w).filter(|r| !timed_out.contains(r)).collect()
         }
+        _ => Vec::new(),
     }
-    // The straggler: lowest last completed collective, when it is behind the others.
+}
+
+/// The straggler: the one rank with the lowest last completed collective, when it is behind the
+/// others (with that collective).
+fn straggler(events: &[Event]) -> Option<(i64, i64)> {
     let mut last_completed: BTreeMap<i64, i64> = BTreeMap::new();
     for e in events.iter().filter(|e| e.kind == "nccl_timeout") {
         if let (Some(r), Some(c)) = (
@@ -196,28 +213,16 @@ pub fn build(inputs: &[InputResult], events: &mut [Event]) -> Option<JobInfo> {
             *v = (*v).min(c);
         }
     }
-    let straggler = if last_completed.len() >= 2 {
-        let min = *last_completed.values().min().unwrap_or(&0);
-        let behind: Vec<i64> = last_completed
-            .iter()
-            .filter(|(_, &c)| c == min)
-            .map(|(&r, _)| r)
-            .collect();
-        (behind.len() == 1 && last_completed.values().any(|&c| c > min)).then(|| (behind[0], min))
-    } else {
-        None
-    };
-    let skew_s = skew(events);
-    Some(JobInfo {
-        world_size,
-        ranks: ranks.into_values().collect(),
-        missing_ranks,
-        silent_ranks,
-        straggler,
-        skew_s,
-        last_checkpoint: None,
-        work_lost_s: None,
-    })
+    if last_completed.len() < 2 {
+        return None;
+    }
+    let min = *last_completed.values().min().unwrap_or(&0);
+    let behind: Vec<i64> = last_completed
+        .iter()
+        .filter(|(_, &c)| c == min)
+        .map(|(&r, _)| r)
+        .collect();
+    (behind.len() == 1 && last_completed.values().any(|&c| c > min)).then(|| (behind[0], min))
 }
 
 /// Per-host clock offsets: every rank's watchdog fires `ran for` after the collective started, so
