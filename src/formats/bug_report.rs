@@ -75,40 +75,7 @@ pub fn parse(text: &str) -> BundleInfo {
             i = j.max(i + 1);
             continue;
         }
-        if let Some(v) = l.strip_prefix("nvidia-bug-report.sh Version: ") {
-            info.script_version = Some(v.trim().to_string());
-        } else if let Some(v) = l.strip_prefix("Date: ") {
-            info.captured = super::time::ctime_datetime(v.trim().as_bytes())
-                .map(|x| x.0)
-                .or_else(|| super::locale::cjk_datetime(v.trim().as_bytes()));
-        } else if let Some(v) = l.strip_prefix("uname: ") {
-            let mut f = v.split_whitespace();
-            f.next();
-            info.host = f.next().map(str::to_string);
-            info.kernel = f.next().map(str::to_string);
-        } else if l.starts_with("NVRM version:") && info.driver.is_none() {
-            info.driver = l
-                .split_whitespace()
-                .find(|w| {
-                    w.chars().next().is_some_and(|c| c.is_ascii_digit())
-                        && w.matches('.').count() >= 1
-                })
-                .map(str::to_string);
-        } else if let Some(v) = l.strip_prefix("*** ls: ") {
-            if info.utc_offset.is_none() {
-                // `… 2024-12-19 15:21:06.560252041 +0800 /path`
-                for w in v.split_whitespace() {
-                    if (w.starts_with('+') || w.starts_with('-')) && w.len() == 5 {
-                        if let Some((off, _)) = super::time::zone(w.as_bytes()) {
-                            info.utc_offset = Some(off);
-                            break;
-                        }
-                    }
-                }
-            }
-        } else if l.starts_with("End of NVIDIA bug report log file") {
-            saw_end = true;
-        }
+        saw_end |= read_meta(l, &mut info);
         i += 1;
     }
     if let Some(mut s) = cur.take() {
@@ -130,6 +97,41 @@ pub fn parse(text: &str) -> BundleInfo {
         }
     }
     info
+}
+
+/// Reads what line `l` tells of the report (its script version, capture date, host and kernel,
+/// driver, time zone) into `info`; true when it is the report's end marker.
+fn read_meta(l: &str, info: &mut BundleInfo) -> bool {
+    if let Some(v) = l.strip_prefix("nvidia-bug-report.sh Version: ") {
+        info.script_version = Some(v.trim().to_string());
+    } else if let Some(v) = l.strip_prefix("Date: ") {
+        info.captured = super::time::ctime_datetime(v.trim().as_bytes())
+            .map(|x| x.0)
+            .or_else(|| super::locale::cjk_datetime(v.trim().as_bytes()));
+    } else if let Some(v) = l.strip_prefix("uname: ") {
+        let mut f = v.split_whitespace();
+        f.next();
+        info.host = f.next().map(str::to_string);
+        info.kernel = f.next().map(str::to_string);
+    } else if l.starts_with("NVRM version:") && info.driver.is_none() {
+        info.driver = l
+            .split_whitespace()
+            .find(|w| {
+                w.chars().next().is_some_and(|c| c.is_ascii_digit()) && w.matches('.').count() >= 1
+            })
+            .map(str::to_string);
+    } else if let Some(v) = l.strip_prefix("*** ls: ") {
+        if info.utc_offset.is_none() {
+            // `… 2024-12-19 15:21:06.560252041 +0800 /path`
+            info.utc_offset = v
+                .split_whitespace()
+                .filter(|w| (w.starts_with('+') || w.starts_with('-')) && w.len() == 5)
+                .find_map(|w| super::time::zone(w.as_bytes()).map(|(off, _)| off));
+        }
+    } else {
+        return l.starts_with("End of NVIDIA bug report log file");
+    }
+    false
 }
 
 /// The sections holding `nvidia-smi --query` output (their body lines, 0-based).
