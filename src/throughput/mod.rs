@@ -76,6 +76,8 @@ pub fn detect(all: &[Series], p: &SlowdownParams) -> Vec<Slowdown> {
     out
 }
 
+/// The slowdowns of one series: sustained segments whose cost is at least `min_ratio` times the
+/// segment's before.
 fn detect_one(s: &Series, p: &SlowdownParams) -> Vec<Slowdown> {
     let metric = s.key.metric;
     let kept: Vec<&series::Sample> = s.samples.iter().filter(|x| x.pause.is_none()).collect();
@@ -83,13 +85,37 @@ fn detect_one(s: &Series, p: &SlowdownParams) -> Vec<Slowdown> {
     if costs.len() < 2 * p.min_samples {
         return Vec::new();
     }
+    let mut pauses: BTreeMap<String, usize> = BTreeMap::new();
+    for x in s.samples.iter().filter_map(|x| x.pause) {
+        *pauses.entry(x.as_str().to_string()).or_default() += 1;
+    }
+    slow_spans(&costs, p)
+        .into_iter()
+        .map(|span| slowdown(s, &kept, span, &pauses))
+        .collect()
+}
+
+/// A slow span of a series: the cost before it and in it, its samples `a..b` (of those outside
+/// pauses), and whether the series got faster again after it.
+struct SlowSpan {
+    base: f64,
+    degraded: f64,
+    a: usize,
+    b: usize,
+    recovered: bool,
+}
+
+/// The slow spans of `costs`: a segment (between change points) at `min_ratio` times the one
+/// before or more, with the segments after it that stay above half that step, kept when enough
+/// of its samples are really at the slow level.
+fn slow_spans(costs: &[f64], p: &SlowdownParams) -> Vec<SlowSpan> {
     let half = 1.0 + (p.min_ratio - 1.0) / 2.0;
     let cp = changepoint::Params {
         min_len: p.min_samples,
         min_rel_shift: half - 1.0,
         min_noise_multiple: p.min_noise_multiple,
     };
-    let bounds = changepoint::segments(&costs, cp);
+    let bounds = changepoint::segments(costs, cp);
     let segs: Vec<(usize, usize, f64)> = bounds
         .windows(2)
         .map(|w| (w[0], w[1], changepoint::median(&costs[w[0]..w[1]])))
@@ -109,53 +135,69 @@ fn detect_one(s: &Series, p: &SlowdownParams) -> Vec<Slowdown> {
             let slow = costs[a..b].iter().filter(|&&c| c >= base * half).count();
             if slow >= p.min_samples && slow * 2 > b - a {
                 let degraded = changepoint::median(&costs[a..b]);
-                found.push((base, degraded, a, b, j + 1 < segs.len()));
+                let recovered = j + 1 < segs.len();
+                found.push(SlowSpan {
+                    base,
+                    degraded,
+                    a,
+                    b,
+                    recovered,
+                });
             }
             i = j + 1;
         } else {
             i += 1;
         }
     }
-    let mut pauses: BTreeMap<String, usize> = BTreeMap::new();
-    for x in s.samples.iter().filter_map(|x| x.pause) {
-        *pauses.entry(x.as_str().to_string()).or_default() += 1;
-    }
     found
-        .into_iter()
-        .map(|(base, degraded, a, b, recovered)| {
-            let first = kept[a];
-            let (curve, curve_slow) = curve(&kept, a, b);
-            Slowdown {
-                metric,
-                label: s.key.label.clone(),
-                host: s.key.host.clone(),
-                rank: s.key.rank,
-                baseline: round3(metric.value(base)),
-                degraded: round3(metric.value(degraded)),
-                ratio: round3(base / degraded),
-                start_us: first.time_us,
-                end_us: kept[b - 1].time_us,
-                recovered_us: if recovered {
-                    kept.get(b).and_then(|x| x.time_us)
-                } else {
-                    None
-                },
-                ongoing: !recovered,
-                samples: b - a,
-                start_iter: first.iter,
-                pauses: pauses.clone(),
-                curve,
-                curve_slow,
-                first: SourceRef {
-                    path: first.path.clone(),
-                    line: first.line,
-                },
-                first_text: first.text.clone(),
-                quality: first.quality,
-                input: first.input,
-            }
-        })
-        .collect()
+}
+
+/// The slowdown of series `s` over `span` of its samples outside pauses (`kept`).
+fn slowdown(
+    s: &Series,
+    kept: &[&series::Sample],
+    span: SlowSpan,
+    pauses: &BTreeMap<String, usize>,
+) -> Slowdown {
+    let SlowSpan {
+        base,
+        degraded,
+        a,
+        b,
+        recovered,
+    } = span;
+    let metric = s.key.metric;
+    let first = kept[a];
+    let (curve, curve_slow) = curve(kept, a, b);
+    Slowdown {
+        metric,
+        label: s.key.label.clone(),
+        host: s.key.host.clone(),
+        rank: s.key.rank,
+        baseline: round3(metric.value(base)),
+        degraded: round3(metric.value(degraded)),
+        ratio: round3(base / degraded),
+        start_us: first.time_us,
+        end_us: kept[b - 1].time_us,
+        recovered_us: if recovered {
+            kept.get(b).and_then(|x| x.time_us)
+        } else {
+            None
+        },
+        ongoing: !recovered,
+        samples: b - a,
+        start_iter: first.iter,
+        pauses: pauses.clone(),
+        curve,
+        curve_slow,
+        first: SourceRef {
+            path: first.path.clone(),
+            line: first.line,
+        },
+        first_text: first.text.clone(),
+        quality: first.quality,
+        input: first.input,
+    }
 }
 
 fn round3(v: f64) -> f64 {
