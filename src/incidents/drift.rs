@@ -83,78 +83,95 @@ pub fn add_driver_drift(incidents: &mut [Incident], events: &[Event], p: &DriftP
         let (Some(host), Some(start)) = (pe.host.as_ref(), pe.time_us) else {
             continue;
         };
-        let on_host = |e: &&Event| e.host.as_ref() == Some(host);
         // (confidence as an alternative, sentence, evidence line)
         let mut notes: Vec<(f64, String, usize)> = Vec::new();
         if let Some(n) = load_drift(events, host, start) {
             notes.push(n);
         }
-        let changes: Vec<Change> = events
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| on_host(e))
-            .filter(|(_, e)| {
-                e.time_us
-                    .is_some_and(|t| t <= start && start - t <= p.window_s * 1_000_000)
-            })
-            .filter_map(|(i, e)| change(i, e, p))
-            .collect();
-        // the latest driver change, else the latest CUDA change
-        let last = changes
-            .iter()
-            .filter(|c| c.driver)
-            .max_by_key(|c| (c.event.time_us, c.from.is_some()))
-            .or_else(|| changes.iter().max_by_key(|c| c.event.time_us));
-        if let Some(c) = last {
-            let t = c.event.time_us.unwrap_or(start);
-            let reloaded = events
-                .iter()
-                .filter(on_host)
-                .any(|e| e.kind == "driver_load" && e.time_us.is_some_and(|l| l > t && l <= start));
-            let mismatch = inc.events.iter().any(|&i| {
-                events[i].kind == "driver_mismatch" && events[i].host.as_ref() == Some(host)
-            });
-            let when = ago(start - t);
-            let text = if c.driver && mismatch && !reloaded {
-                format!(
-                    "the driver was upgraded {when} before the first fault without reloading the kernel module ({}{} on {host}, {})",
-                    c.name,
-                    c.versions(),
-                    c.cite()
-                )
-            } else {
-                let what = if c.driver { "driver" } else { "CUDA" };
-                format!(
-                    "the {what} packages on {host} changed {when} before the first fault ({}{}, {})",
-                    c.name,
-                    c.versions(),
-                    c.cite()
-                )
-            };
-            notes.push((0.35, text, c.index));
-        }
+        notes.extend(package_drift(inc, events, (host, start), p));
         for (conf, text, line) in notes {
-            if inc.layer == Layer::DriverStack {
-                inc.summary.push_str(&format!("; {text}"));
-                if !inc.evidence.contains(&line) {
-                    inc.evidence.push(line);
-                }
-            } else if let Some(a) = inc
-                .alternatives
-                .iter_mut()
-                .find(|a| a.layer == Layer::DriverStack)
-            {
-                if !a.summary.contains(&text) {
-                    a.summary.push_str(&format!("; {text}"));
-                }
-            } else {
-                inc.alternatives.push(Alternative {
-                    layer: Layer::DriverStack,
-                    confidence: conf,
-                    summary: text,
-                });
-            }
+            add_note(inc, (conf, text, line));
         }
+    }
+}
+
+/// The latest driver package change on `host` within the window before `start`, else the latest
+/// CUDA one, as a note: said as an upgrade without a module reload when the incident holds a
+/// driver/library mismatch and no driver load followed the change.
+fn package_drift(
+    inc: &Incident,
+    events: &[Event],
+    (host, start): (&std::sync::Arc<str>, i64),
+    p: &DriftParams,
+) -> Option<(f64, String, usize)> {
+    let on_host = |e: &&Event| e.host.as_ref() == Some(host);
+    let changes: Vec<Change> = events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| on_host(e))
+        .filter(|(_, e)| {
+            e.time_us
+                .is_some_and(|t| t <= start && start - t <= p.window_s * 1_000_000)
+        })
+        .filter_map(|(i, e)| change(i, e, p))
+        .collect();
+    // the latest driver change, else the latest CUDA change
+    let c = changes
+        .iter()
+        .filter(|c| c.driver)
+        .max_by_key(|c| (c.event.time_us, c.from.is_some()))
+        .or_else(|| changes.iter().max_by_key(|c| c.event.time_us))?;
+    let t = c.event.time_us.unwrap_or(start);
+    let reloaded = events
+        .iter()
+        .filter(on_host)
+        .any(|e| e.kind == "driver_load" && e.time_us.is_some_and(|l| l > t && l <= start));
+    let mismatch = inc
+        .events
+        .iter()
+        .any(|&i| events[i].kind == "driver_mismatch" && events[i].host.as_ref() == Some(host));
+    let when = ago(start - t);
+    let text = if c.driver && mismatch && !reloaded {
+        format!(
+            "the driver was upgraded {when} before the first fault without reloading the kernel module ({}{} on {host}, {})",
+            c.name,
+            c.versions(),
+            c.cite()
+        )
+    } else {
+        let what = if c.driver { "driver" } else { "CUDA" };
+        format!(
+            "the {what} packages on {host} changed {when} before the first fault ({}{}, {})",
+            c.name,
+            c.versions(),
+            c.cite()
+        )
+    };
+    Some((0.35, text, c.index))
+}
+
+/// Adds a drift note to the incident: to its summary and evidence when its layer is the driver
+/// stack, else to its driver-stack alternative (made when it has none).
+fn add_note(inc: &mut Incident, (conf, text, line): (f64, String, usize)) {
+    if inc.layer == Layer::DriverStack {
+        inc.summary.push_str(&format!("; {text}"));
+        if !inc.evidence.contains(&line) {
+            inc.evidence.push(line);
+        }
+    } else if let Some(a) = inc
+        .alternatives
+        .iter_mut()
+        .find(|a| a.layer == Layer::DriverStack)
+    {
+        if !a.summary.contains(&text) {
+            a.summary.push_str(&format!("; {text}"));
+        }
+    } else {
+        inc.alternatives.push(Alternative {
+            layer: Layer::DriverStack,
+            confidence: conf,
+            summary: text,
+        });
     }
 }
 
