@@ -282,28 +282,7 @@ impl RecognizerSet {
             Some("nvrm") => {
                 nvrm::nvrm_drafts(self.nvrm(), rec, out);
             }
-            _ => {
-                let Some(re) = c.regex.as_ref().and_then(|r| r.for_text(rec.body)) else {
-                    return false;
-                };
-                if def.every_match {
-                    let all: Vec<regex::Captures<'_>> = re.captures_iter(rec.body).collect();
-                    let n = all.len();
-                    let keep = n.min(MAX_MATCHES_PER_RECORD);
-                    for k in 0..keep {
-                        // spread evenly, always keeping the last match
-                        let i = if keep == n { k } else { (k + 1) * n / keep - 1 };
-                        let mut d = draft_from(c, re, &all[i]);
-                        d.attrs.insert("segment", i.to_string());
-                        if let Some(m) = all[i].get(0) {
-                            d.attrs.insert("text", m.as_str().trim().to_string());
-                        }
-                        out.push(d);
-                    }
-                } else if let Some(caps) = re.captures(rec.body) {
-                    out.push(draft_from(c, re, &caps));
-                }
-            }
+            _ => regex_drafts(c, rec.body, out),
         }
         for d in &mut out[start..] {
             if !std::ptr::eq(d.origin, c.full) {
@@ -323,5 +302,31 @@ impl RecognizerSet {
             }
         }
         false
+    }
+}
+
+/// The drafts of a recognizer defined by its regex: one per match with `every_match` (at most
+/// [`MAX_MATCHES_PER_RECORD`], spread evenly, the last one always kept, each with its segment
+/// and matched text), else one of the first match.
+fn regex_drafts(c: &Compiled, body: &str, out: &mut Vec<Draft>) {
+    let Some(re) = c.regex.as_ref().and_then(|r| r.for_text(body)) else {
+        return;
+    };
+    if c.def.every_match {
+        let all: Vec<regex::Captures<'_>> = re.captures_iter(body).collect();
+        let n = all.len();
+        let keep = n.min(MAX_MATCHES_PER_RECORD);
+        for k in 0..keep {
+            // spread evenly, always keeping the last match
+            let i = if keep == n { k } else { (k + 1) * n / keep - 1 };
+            let mut d = draft_from(c, re, &all[i]);
+            d.attrs.insert("segment", i.to_string());
+            if let Some(m) = all[i].get(0) {
+                d.attrs.insert("text", m.as_str().trim().to_string());
+            }
+            out.push(d);
+        }
+    } else if let Some(caps) = re.captures(body) {
+        out.push(draft_from(c, re, &caps));
     }
 }
