@@ -401,18 +401,8 @@ fn place(
             }
         };
         d.gpu = d.gpu.take().map(|g| out.share_gpu(g));
-        let told = d.told.take().map(|t| *t).unwrap_or_default();
-        let loc = Located {
-            line: rec.line,
-            borrowed: told.stamp.is_none() && rec.borrowed,
-            stamp: told.stamp.unwrap_or(rec.stamp),
-            host: told.host.map(Arc::from).or_else(|| rec.host.clone()),
-            message,
-            body,
-            draft: d,
-            suppressed: 0,
-            counted: false,
-        };
+        let at_line = (rec.stamp, rec.borrowed, rec.host.clone());
+        let loc = Located::new(d, rec.line, at_line, (message, body));
         if loc.draft.attach_to().is_some() {
             out.attachments.push(loc);
         } else if loc.draft.kind != "progress" || out.admit_progress() {

@@ -97,21 +97,8 @@ fn place(
             String::from_utf8_lossy(&raw[..raw.len().min(super::MAX_MESSAGE_BYTES)]).into();
         let body = crate::model::Body::cut(&message, msg, super::MAX_MESSAGE_BYTES);
         d.attrs.share(&message);
-        let told = d.told.take().map(|t| *t).unwrap_or_default();
-        let loc = Located {
-            line: at.line,
-            stamp: told.stamp.unwrap_or(stamp),
-            borrowed: false,
-            host: told
-                .host
-                .map(Into::into)
-                .or_else(|| at.entry.host.as_deref().map(Into::into)),
-            message,
-            body,
-            draft: d,
-            suppressed: 0,
-            counted: false,
-        };
+        let host = at.entry.host.as_deref().map(Into::into);
+        let loc = Located::new(d, at.line, (stamp, false, host), (message, body));
         if loc.draft.attach_to().is_some() {
             out.attachments.push(loc);
         } else {

@@ -75,6 +75,30 @@ pub struct Located {
     pub(crate) counted: bool,
 }
 
+impl Located {
+    /// Draft `d` located at `line`, with the time and host of its line (`stamp`, `borrowed`,
+    /// `host`) unless the record named its own (see [`Draft::told`]), and its verbatim text.
+    pub(crate) fn new(
+        mut d: Draft,
+        line: u64,
+        (stamp, borrowed, host): (LineStamp, bool, Option<std::sync::Arc<str>>),
+        (message, body): (std::sync::Arc<str>, crate::model::Body),
+    ) -> Located {
+        let told = d.told.take().map(|t| *t).unwrap_or_default();
+        Located {
+            line,
+            borrowed: told.stamp.is_none() && borrowed,
+            stamp: told.stamp.unwrap_or(stamp),
+            host: told.host.map(std::sync::Arc::from).or(host),
+            message,
+            body,
+            draft: d,
+            suppressed: 0,
+            counted: false,
+        }
+    }
+}
+
 /// What scanning one buffer produced.
 #[derive(Clone, Debug, Default)]
 pub struct ScanOutput {
