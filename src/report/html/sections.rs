@@ -255,47 +255,9 @@ fn counter_rows<'a>(p: &Page, rows: impl Iterator<Item = (&'a str, &'a str)>, o:
 pub(super) fn job(p: &Page, r: &Report, events: &BTreeMap<&str, &EventJson>, o: &mut String) {
     let Some(j) = pm::job(r, events) else { return };
     let _ = writeln!(o, r#"<section id="job"><h2>Job</h2><dl class="kv">"#);
-    let _ = writeln!(
-        o,
-        "<dt>World size</dt><dd>{}; {} ranks seen on {} hosts</dd>",
-        j.world_size
-            .map_or("unknown".to_string(), |w| w.to_string()),
-        j.ranks_seen,
-        j.hosts
-    );
-    if !j.missing.is_empty() {
-        let _ = writeln!(
-            o,
-            "<dt>Ranks no line names</dt><dd>{}</dd>",
-            p.t(&pm::ranks(j.missing))
-        );
-    }
-    if !j.silent.is_empty() {
-        let _ = writeln!(
-            o,
-            "<dt>Ranks without a timeout</dt><dd>{}</dd>",
-            p.t(&pm::ranks(j.silent))
-        );
-    }
-    if let Some((rank, c)) = j.straggler {
-        let _ = writeln!(
-            o,
-            "<dt>Straggler</dt><dd>rank {rank} (last completed collective {c})</dd>"
-        );
-    }
-    if !j.skews.is_empty() {
-        let _ = writeln!(
-            o,
-            "<dt>Clock skew</dt><dd>{}</dd>",
-            p.t(&j.skews.join(", "))
-        );
-    }
-    if let Some(w) = j.work_lost_s {
-        let _ = writeln!(
-            o,
-            "<dt>Work lost</dt><dd>{}</dd>",
-            pm::human_span(w * 1_000_000)
-        );
+    for (label, text, named) in j.rows() {
+        let text = if named { p.t(&text) } else { text };
+        let _ = writeln!(o, "<dt>{label}</dt><dd>{text}</dd>");
     }
     if let Some(e) = j.last_checkpoint {
         let _ = writeln!(

@@ -107,39 +107,9 @@ fn counters(m: Md, s: &pm::Suspect, o: &mut String) {
 pub(super) fn job(m: Md, r: &Report, events: &BTreeMap<&str, &EventJson>, o: &mut String) {
     let Some(j) = pm::job(r, events) else { return };
     let _ = writeln!(o, "## Job\n");
-    let _ = writeln!(
-        o,
-        "- **World size:** {}; {} ranks seen on {} hosts",
-        j.world_size
-            .map_or("unknown".to_string(), |w| w.to_string()),
-        j.ranks_seen,
-        j.hosts
-    );
-    if !j.missing.is_empty() {
-        let _ = writeln!(
-            o,
-            "- **Ranks no line names:** {}",
-            m.text(&pm::ranks(j.missing))
-        );
-    }
-    if !j.silent.is_empty() {
-        let _ = writeln!(
-            o,
-            "- **Ranks without a timeout:** {}",
-            m.text(&pm::ranks(j.silent))
-        );
-    }
-    if let Some((rank, c)) = j.straggler {
-        let _ = writeln!(
-            o,
-            "- **Straggler:** rank {rank} (last completed collective {c})"
-        );
-    }
-    if !j.skews.is_empty() {
-        let _ = writeln!(o, "- **Clock skew:** {}", m.text(&j.skews.join(", ")));
-    }
-    if let Some(w) = j.work_lost_s {
-        let _ = writeln!(o, "- **Work lost:** {}", pm::human_span(w * 1_000_000));
+    for (label, text, named) in j.rows() {
+        let text = if named { m.text(&text) } else { text };
+        let _ = writeln!(o, "- **{label}:** {text}");
     }
     if let Some(e) = j.last_checkpoint {
         let _ = writeln!(

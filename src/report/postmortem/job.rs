@@ -26,6 +26,42 @@ pub struct JobFacts<'a> {
     pub last_checkpoint: Option<&'a EventJson>,
 }
 
+impl JobFacts<'_> {
+    /// The facts but the last checkpoint (which each report cites its own way) as rows of a
+    /// label and a text, the rows that have something to say; the flag is true when the text
+    /// holds what the inputs named (a report escapes it), false when it is made of numbers.
+    pub fn rows(&self) -> Vec<(&'static str, String, bool)> {
+        let mut rows = vec![(
+            "World size",
+            format!(
+                "{}; {} ranks seen on {} hosts",
+                self.world_size
+                    .map_or("unknown".to_string(), |w| w.to_string()),
+                self.ranks_seen,
+                self.hosts
+            ),
+            false,
+        )];
+        if !self.missing.is_empty() {
+            rows.push(("Ranks no line names", super::ranks(self.missing), true));
+        }
+        if !self.silent.is_empty() {
+            rows.push(("Ranks without a timeout", super::ranks(self.silent), true));
+        }
+        if let Some((rank, c)) = self.straggler {
+            let text = format!("rank {rank} (last completed collective {c})");
+            rows.push(("Straggler", text, false));
+        }
+        if !self.skews.is_empty() {
+            rows.push(("Clock skew", self.skews.join(", "), true));
+        }
+        if let Some(w) = self.work_lost_s {
+            rows.push(("Work lost", super::human_span(w * 1_000_000), false));
+        }
+        rows
+    }
+}
+
 /// The job facts, when the inputs hold job logs.
 pub fn job<'a>(r: &'a Report, events: &BTreeMap<&str, &'a EventJson>) -> Option<JobFacts<'a>> {
     let j = r.job.as_ref()?;
