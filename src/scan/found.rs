@@ -43,26 +43,28 @@ impl Found {
 /// others) the region is searched in halves split at a line start, with `rayon::join`: a thread
 /// out of chunks takes half of what another one still has to search, so the last chunks of a
 /// buffer end together. The lines are the same (a literal holds no newline, so each hit lies in
-/// one half; with a literal that holds one the region is searched whole).
-pub(super) fn found(set: &RecognizerSet, region: &[u8]) -> Found {
+/// one half; with a literal that holds one the region is searched whole). Without `split` the
+/// region is searched whole on this thread.
+pub(super) fn found(set: &RecognizerSet, region: &[u8], split: bool) -> Found {
     let multiline = set.prefilter_literals.iter().any(|l| l.contains('\n'));
-    halves(set, region, 0, multiline)
+    halves(set, region, 0, (multiline, split))
 }
 
 /// [`found`] for `region[base..]` given as `hay`.
-fn halves(set: &RecognizerSet, hay: &[u8], base: usize, multiline: bool) -> Found {
+fn halves(set: &RecognizerSet, hay: &[u8], base: usize, (multiline, split): (bool, bool)) -> Found {
     const HALF: usize = 1 << 20;
     let whole = hay.len() < 2 * HALF
         || rayon::current_thread_index().is_none()
         || rayon::current_num_threads() < 2
-        || multiline;
+        || multiline
+        || !split;
     let mid = memchr::memchr(b'\n', &hay[hay.len() / 2..]).map(|p| hay.len() / 2 + p + 1);
     let Some(mid) = mid.filter(|&m| !whole && m < hay.len()) else {
         return leaf(set, hay, base, multiline);
     };
     let (mut a, b) = rayon::join(
-        || halves(set, &hay[..mid], base, multiline),
-        || halves(set, &hay[mid..], base + mid, multiline),
+        || halves(set, &hay[..mid], base, (multiline, split)),
+        || halves(set, &hay[mid..], base + mid, (multiline, split)),
     );
     a.append(b);
     a
