@@ -73,17 +73,21 @@ impl Attrs {
         self.block.as_ref().and_then(|b| b.header.header.as_ref())
     }
 
+    /// Where the numbers of the block end: the outside value's entry and place follow (with
+    /// [`OUTSIDE`]), then the text.
+    fn numbers_end(&self) -> usize {
+        WIDTH + self.width() * (1 + 2 * self.len())
+    }
+
     /// The entry whose value lies in the shared text, and its place there.
     fn outside(&self) -> Option<(usize, usize, usize)> {
         if self.flags() & OUTSIDE == 0 {
             return None;
         }
         let b = self.bytes();
-        let at = WIDTH + self.width() * (1 + 2 * self.len());
         let four = |k: usize| u32::from_le_bytes([b[k], b[k + 1], b[k + 2], b[k + 3]]) as usize;
-        let entry = word(b, 1 + 2 * self.len());
-        let w = at + self.width();
-        Some((entry, four(w), four(w + 4)))
+        let place = self.numbers_end() + self.width();
+        Some((word(b, 1 + 2 * self.len()), four(place), four(place + 4)))
     }
 
     /// Boundary `j` (`2i`: where name `i` ends, `2i + 1`: where its value ends).
@@ -93,7 +97,7 @@ impl Attrs {
 
     /// The text between boundaries `a..b`.
     fn text(&self, a: usize, b: usize) -> &str {
-        let mut base = WIDTH + self.width() * (1 + 2 * self.len());
+        let mut base = self.numbers_end();
         if self.flags() & OUTSIDE != 0 {
             base += self.width() + 8;
         }
