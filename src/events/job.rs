@@ -23,10 +23,39 @@ pub fn torchrun_failure(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
     if let Some(pid) = super::xid::between(v, "(pid:", ")") {
         d.attrs.insert("pid", pid.to_string());
     }
-    let mut root_cause = false;
-    let mut host_seen = false;
-    let mut time_seen = false;
-    for line in rec.preceding.iter().rev().take(8) {
+    if entry_fields(&mut d, rec.preceding) {
+        d.attrs.insert("root_cause", "true".into());
+    }
+    for line in rec.following.iter().take(3) {
+        if let Some(tb) = field(line, "traceback") {
+            if let Some(sig) = super::xid::between(tb, "(", ")") {
+                d.attrs.insert("signal", sig.to_string());
+            }
+        }
+    }
+    if code.is_some_and(|c| c != 0) {
+        d.severity = Some(Severity::Error);
+    }
+    let sig = match code {
+        Some(-6) => "SIGABRT",
+        Some(-9) => "SIGKILL",
+        Some(-11) => "SIGSEGV",
+        Some(-15) => "SIGTERM",
+        _ => "",
+    };
+    if !sig.is_empty() {
+        d.attrs.insert_if_absent("signal", sig);
+    }
+    out.push(d);
+    true
+}
+
+/// The fields of a torchrun failure entry read upward from its `exitcode` line (`preceding`,
+/// nearest last) into `d`: rank and local rank, host, time, up to the entry header `[N]:`.
+/// Returns whether the line above that header names the entry the root cause.
+fn entry_fields(d: &mut Draft, preceding: &[String]) -> bool {
+    let (mut host_seen, mut time_seen) = (false, false);
+    for line in preceding.iter().rev().take(8) {
         let t = line.trim();
         if let Some(r) = field(line, "rank") {
             if d.rank.is_none() {
@@ -53,38 +82,9 @@ pub fn torchrun_failure(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
         } else if t.starts_with('[') && t.ends_with("]:") {
             // the entry header `[N]:`; the line before it tells whether this is the root cause
             continue;
-        } else if line.starts_with("Root Cause") {
-            root_cause = true;
-            break;
         } else {
-            break;
+            return line.starts_with("Root Cause");
         }
     }
-    if root_cause {
-        d.attrs.insert("root_cause", "true".into());
-    }
-    for line in rec.following.iter().take(3) {
-        if let Some(tb) = field(line, "traceback") {
-            if let Some(sig) = super::xid::between(tb, "(", ")") {
-                d.attrs.insert("signal", sig.to_string());
-            }
-        }
-    }
-    if code.is_some_and(|c| c != 0) {
-        d.severity = Some(Severity::Error);
-    }
-    if let Some(c) = code {
-        let sig = match c {
-            -6 => "SIGABRT",
-            -9 => "SIGKILL",
-            -11 => "SIGSEGV",
-            -15 => "SIGTERM",
-            _ => "",
-        };
-        if !sig.is_empty() {
-            d.attrs.insert_if_absent("signal", sig);
-        }
-    }
-    out.push(d);
-    true
+    false
 }

@@ -41,28 +41,7 @@ pub fn sel(line: &[u8]) -> Option<Prefix<'_>> {
     i = spaces(line, i + 1);
     let rest = &line[i..];
     if rest.starts_with(b"Pre-Init") || rest.starts_with(b"Unspecified") {
-        // a record logged before the BMC's clock was set: seconds since its start, no date
-        let mut seps = 0;
-        let mut j = i;
-        let want = if rest.starts_with(b"Pre-Init") { 2 } else { 1 };
-        while j < line.len() && j < i + 40 {
-            if line[j] == sep {
-                seps += 1;
-                if seps == want {
-                    break;
-                }
-            }
-            j += 1;
-        }
-        if seps != want {
-            return None;
-        }
-        return Some(Prefix {
-            stamp: LineStamp::default(),
-            host: None,
-            msg_start: j,
-            shape: Shape::Sel,
-        });
+        return before_clock(line, i, sep);
     }
     let (y, mo, d, dl) = us_date(rest)?;
     i = spaces(line, i + dl);
@@ -95,6 +74,37 @@ pub fn sel(line: &[u8]) -> Option<Prefix<'_>> {
         },
         host: None,
         msg_start: i,
+        shape: Shape::Sel,
+    })
+}
+
+/// A SEL record logged before the BMC's clock was set (`Pre-Init`, with seconds since the
+/// BMC's start, or `Unspecified`), from `line[i..]`: no date, the message after the time
+/// column's separator(s).
+fn before_clock(line: &[u8], i: usize, sep: u8) -> Option<Prefix<'_>> {
+    let want = if line[i..].starts_with(b"Pre-Init") {
+        2
+    } else {
+        1
+    };
+    let mut seps = 0;
+    let mut j = i;
+    while j < line.len() && j < i + 40 {
+        if line[j] == sep {
+            seps += 1;
+            if seps == want {
+                break;
+            }
+        }
+        j += 1;
+    }
+    if seps != want {
+        return None;
+    }
+    Some(Prefix {
+        stamp: LineStamp::default(),
+        host: None,
+        msg_start: j,
         shape: Shape::Sel,
     })
 }

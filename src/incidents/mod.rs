@@ -364,76 +364,101 @@ fn judge(
     kernel_inputs: bool,
     job: Option<&JobInfo>,
 ) -> Incident {
+    let d = decide(
+        &members,
+        events,
+        (rules, conseq),
+        catalog,
+        (kernel_inputs, job),
+    );
+    let consequences = consequences_of(&members, events, conseq, d.v.primary, d.preceded);
+    let evidence = evidence_of(d.v.primary, d.cause, d.rule, &members, events, conseq);
+    let summary = full_summary(&d.v, d.why.as_deref(), &consequences, events, conseq, job);
+    let t = tally(&members, events, conseq);
     let severity = members
         .iter()
         .map(|&i| events[i].severity)
         .max()
         .unwrap_or(Severity::Warning);
-    let (discounted, primaries) = split_members(&members, events, catalog, conseq);
-    let cands = choose::candidates(&members, &primaries, events, rules, catalog);
-    let picked = choose::pick(&cands, events, rules);
-    let chosen = picked.as_ref().map(|(k, _)| cands[*k]);
-    let mut alternatives = alternatives_of(&cands, picked.as_ref().map(|p| p.0), events, catalog);
-    let t = tally(&members, events, conseq);
-    let mut missing = Vec::new();
-    // the earlier event a rule names as the cause (a BMC alert before a GPU loss)
-    let preceded = chosen.and_then(|c| Some((c.rule.pattern.preceded_by.as_ref()?, c.event)));
-    let cause = preceded.and_then(|(p, i)| cause::cause_of(p, i, events, &members));
-    let v = match chosen {
-        Some(c) => from_rule(
-            c,
-            &members,
-            events,
-            catalog,
-            cause,
-            !alternatives.is_empty(),
-        ),
-        None => {
-            let (v, alt, miss) = without_rule(
-                (&members, &primaries, &discounted),
-                events,
-                (rules, catalog),
-                kernel_inputs,
-                job,
-            );
-            if let Some(a) = alt {
-                alternatives = a;
-            }
-            missing.extend(miss);
-            v
-        }
-    };
-    let consequences = consequences_of(&members, events, conseq, v.primary, preceded);
-    let evidence = evidence_of(
-        v.primary,
-        cause,
-        chosen.map(|c| c.rule),
-        &members,
-        events,
-        conseq,
-    );
-    let why = picked.as_ref().and_then(|(_, why)| why.as_deref());
-    let summary = full_summary(&v, why, &consequences, events, conseq, job);
     Incident {
         id: String::new(),
         events: members,
-        primary: v.primary,
-        rule: v.rule,
-        layer: v.layer,
-        confidence: (v.confidence.clamp(0.05, 0.99) * 100.0).round() / 100.0,
+        primary: d.v.primary,
+        rule: d.v.rule,
+        layer: d.v.layer,
+        confidence: (d.v.confidence.clamp(0.05, 0.99) * 100.0).round() / 100.0,
         summary,
         evidence,
-        responsibility: v.responsibility,
-        alternatives,
-        actions: v.actions,
+        responsibility: d.v.responsibility,
+        alternatives: d.alternatives,
+        actions: d.v.actions,
         hosts: t.hosts.into_iter().collect(),
         gpus: t.gpus.into_iter().collect(),
         ranks: t.ranks.into_iter().collect(),
         consequences,
         counts: t.counts,
         severity,
-        missing,
+        missing: d.missing,
         slowdown: None,
+    }
+}
+
+/// What judging an incident settled: the verdict and what it rests on.
+struct Decision<'r> {
+    v: Verdict,
+    alternatives: Vec<Alternative>,
+    /// What the logs lack to say more (from a verdict no rule chose).
+    missing: Vec<String>,
+    /// The rule that chose the verdict, if one did.
+    rule: Option<&'r Rule>,
+    /// The earlier event that rule names as the cause (a BMC alert before a GPU loss), and
+    /// the rule's clause with the event it judged.
+    cause: Option<usize>,
+    preceded: Option<(&'r crate::rules::Preceded, usize)>,
+    /// Why the rule was preferred to the others that matched.
+    why: Option<String>,
+}
+
+/// The verdict on `members`: the rule a candidate of theirs matched, picked among the others,
+/// or, with none, the verdict from the events alone ([`without_rule`]).
+fn decide<'r>(
+    members: &[usize],
+    events: &[Event],
+    (rules, conseq): (&'r RuleSet, &[bool]),
+    catalog: &Catalog,
+    (kernel_inputs, job): (bool, Option<&JobInfo>),
+) -> Decision<'r> {
+    let (discounted, primaries) = split_members(members, events, catalog, conseq);
+    let cands = choose::candidates(members, &primaries, events, rules, catalog);
+    let picked = choose::pick(&cands, events, rules);
+    let chosen = picked.as_ref().map(|(k, _)| cands[*k]);
+    let alternatives = alternatives_of(&cands, picked.as_ref().map(|p| p.0), events, catalog);
+    let preceded = chosen.and_then(|c| Some((c.rule.pattern.preceded_by.as_ref()?, c.event)));
+    let cause = preceded.and_then(|(p, i)| cause::cause_of(p, i, events, members));
+    let (v, alternatives, missing) = match chosen {
+        Some(c) => {
+            let v = from_rule(c, members, events, catalog, cause, !alternatives.is_empty());
+            (v, alternatives, Vec::new())
+        }
+        None => {
+            let (v, alt, missing) = without_rule(
+                (members, &primaries, &discounted),
+                events,
+                (rules, catalog),
+                kernel_inputs,
+                job,
+            );
+            (v, alt.unwrap_or(alternatives), missing)
+        }
+    };
+    Decision {
+        v,
+        alternatives,
+        missing,
+        rule: chosen.map(|c| c.rule),
+        cause,
+        preceded,
+        why: picked.and_then(|(_, why)| why),
     }
 }
 

@@ -131,88 +131,90 @@ fn filter_json(f: &crate::timeline::filter::FilterOutcome) -> FilterJson {
 /// Examples of NVRM error lines not understood that the accounting lists.
 const MAX_NOT_UNDERSTOOD_EXAMPLES: usize = 5;
 
+/// The reasons inputs were skipped or read in part, by a phrase of the warning that tells it
+/// (the first phrase a warning holds gives its reason).
+const SKIP_REASONS: &[(&str, &str)] = &[
+    (
+        "not a regular file",
+        "not a regular file (FIFO, socket or device)",
+    ),
+    ("symlink loop", "symbolic-link loop not followed"),
+    ("folder nesting deeper", "folder nesting too deep"),
+    ("cannot list folder", "folder not readable"),
+    ("cannot open", "file not readable"),
+    // before "cannot read": a tar whose entries cannot be read is a container, not a path
+    ("cannot read entries", "container not decodable"),
+    ("cannot start decoding", "container not decodable"),
+    ("cannot read", "path not readable"),
+    ("cannot resolve", "path not resolvable"),
+    (
+        "shrank while being read",
+        "file shrank while being read (the part read is analyzed)",
+    ),
+    (
+        "corrupt or truncated",
+        "corrupt or truncated stream (the part before is analyzed)",
+    ),
+    (
+        "corrupt header",
+        "corrupt tar header (the entries after it are not read)",
+    ),
+    (
+        "expansion ratio passed",
+        "expansion ratio cap (decompression bomb?)",
+    ),
+    ("passed the cap", "size cap reached (the rest is not read)"),
+    (
+        "larger than the member cap",
+        "size cap reached (the rest is not read)",
+    ),
+    (
+        "nested containers deeper",
+        "containers nested past the depth cap, not opened",
+    ),
+    (
+        "link entry skipped",
+        "link entries inside archives, never followed",
+    ),
+    ("is not supported", "unsupported compression"),
+    ("faultline's own", "faultline's own reports, skipped"),
+    ("empty file (0 bytes)", "empty compressed files"),
+    ("holds no data", "compressed streams without data"),
+    (
+        "member name with `..`",
+        "`..` member names in archives (read by name, never extracted)",
+    ),
+    (
+        "absolute member name",
+        "absolute member names in archives (read by name, never extracted)",
+    ),
+    ("sparse member", "sparse archive members (read)"),
+    (
+        "device or FIFO entry",
+        "device or FIFO entries in archives, skipped",
+    ),
+    (
+        "lay past the parts recognizers read",
+        "anchors lost inside over-long lines",
+    ),
+    (
+        "not parsed as a block",
+        "block formats too large to hold, scanned line by line",
+    ),
+    ("binary systemd journal", "binary journal, not parsed"),
+    (
+        "line(s) longer than",
+        "over-long lines cut for recognizers (still searched for anchors)",
+    ),
+];
+
 /// Why an input's warning means something was skipped or read only in part (`None`: nothing was
 /// skipped, e.g. a decoding note).
 fn skip_reason(w: &str) -> Option<&'static str> {
-    let table: &[(&str, &'static str)] = &[
-        (
-            "not a regular file",
-            "not a regular file (FIFO, socket or device)",
-        ),
-        ("symlink loop", "symbolic-link loop not followed"),
-        ("folder nesting deeper", "folder nesting too deep"),
-        ("cannot list folder", "folder not readable"),
-        ("cannot open", "file not readable"),
-        ("cannot read", "path not readable"),
-        ("cannot resolve", "path not resolvable"),
-        (
-            "shrank while being read",
-            "file shrank while being read (the part read is analyzed)",
-        ),
-        (
-            "corrupt or truncated",
-            "corrupt or truncated stream (the part before is analyzed)",
-        ),
-        (
-            "corrupt header",
-            "corrupt tar header (the entries after it are not read)",
-        ),
-        (
-            "expansion ratio passed",
-            "expansion ratio cap (decompression bomb?)",
-        ),
-        ("passed the cap", "size cap reached (the rest is not read)"),
-        (
-            "larger than the member cap",
-            "size cap reached (the rest is not read)",
-        ),
-        (
-            "nested containers deeper",
-            "containers nested past the depth cap, not opened",
-        ),
-        (
-            "link entry skipped",
-            "link entries inside archives, never followed",
-        ),
-        ("is not supported", "unsupported compression"),
-        ("faultline's own", "faultline's own reports, skipped"),
-        ("empty file (0 bytes)", "empty compressed files"),
-        ("holds no data", "compressed streams without data"),
-        (
-            "member name with `..`",
-            "`..` member names in archives (read by name, never extracted)",
-        ),
-        (
-            "absolute member name",
-            "absolute member names in archives (read by name, never extracted)",
-        ),
-        ("sparse member", "sparse archive members (read)"),
-        (
-            "device or FIFO entry",
-            "device or FIFO entries in archives, skipped",
-        ),
-        (
-            "lay past the parts recognizers read",
-            "anchors lost inside over-long lines",
-        ),
-        (
-            "not parsed as a block",
-            "block formats too large to hold, scanned line by line",
-        ),
-    ];
-    if let Some((_, why)) = table.iter().find(|(k, _)| w.contains(k)) {
-        return Some(why);
-    }
-    if w.contains("binary systemd journal") {
-        return Some("binary journal, not parsed");
-    }
-    if w.contains("cannot read entries") || w.contains("cannot start decoding") {
-        return Some("container not decodable");
-    }
-    if w.contains("line(s) longer than") {
-        return Some("over-long lines cut for recognizers (still searched for anchors)");
-    }
-    None
+    SKIP_REASONS
+        .iter()
+        .find(|(k, _)| w.contains(k))
+        .map(|&(_, why)| why)
 }
 
 /// The accounting of the analysis over the reported inputs.
@@ -316,6 +318,50 @@ fn not_understood(a: &Analysis, acc: &mut AccountingJson) {
             if !acc.not_understood_examples.contains(&example) {
                 acc.not_understood_examples.push(example);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A phrase that holds an earlier one would never be reached: the earlier one matches first.
+    #[test]
+    fn no_skip_phrase_is_shadowed_by_an_earlier_one() {
+        for (i, (later, _)) in SKIP_REASONS.iter().enumerate() {
+            for (earlier, _) in &SKIP_REASONS[..i] {
+                assert!(
+                    !later.contains(earlier),
+                    "{later:?} comes after {earlier:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_warning_reads_as_its_reason() {
+        let cases = [
+            (
+                "x.tar: tar: cannot read entries: bad header",
+                Some("container not decodable"),
+            ),
+            (
+                "logs/: cannot read /logs/a: permission denied",
+                Some("path not readable"),
+            ),
+            (
+                "a.zst: zstd: cannot start decoding: x",
+                Some("container not decodable"),
+            ),
+            (
+                "a.zst: zstd: the compressed stream holds no data (header only)",
+                Some("compressed streams without data"),
+            ),
+            ("a.log: decoded as Latin-1", None),
+        ];
+        for (w, want) in cases {
+            assert_eq!(skip_reason(w), want, "{w}");
         }
     }
 }
