@@ -200,11 +200,10 @@ fn cut_blocks(
         };
         let filled = len;
         pool.extend(spare.try_iter());
+        // a new buffer only when none is back: as many exist as the blocks in flight at once
+        // (the scan's limit, the channel, this one), whatever the input's size; one dropped
+        // here would be allocated and faulted in again a block later
         let mut next = pool.pop().unwrap_or_default();
-        // the coldest ones go (a few blocks' worth stays in use whatever the input's size)
-        if pool.len() > 2 {
-            pool.remove(0);
-        }
         if !last {
             let n = filled - keep;
             if next.len() < n {
