@@ -5,6 +5,8 @@ use super::RecognizerError;
 use aho_corasick::packed;
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind, Span};
 
+mod buckets;
+
 /// Literals per SIMD searcher: aho-corasick's fast (slim Teddy) search holds up to 32; past 64
 /// it falls back to an automaton an order of magnitude slower. A larger set is split into groups
 /// searched one after the other, each at SIMD speed.
@@ -169,8 +171,9 @@ impl Prefilter {
     }
 }
 
-/// The literals in balanced groups of at most [`LINE_GROUP`], one packed searcher each; none
-/// if a group cannot be built (no SIMD searcher on this machine).
+/// The literals in balanced groups of at most [`LINE_GROUP`], one packed searcher each, in the
+/// order that fills its buckets with literals alike ([`buckets`]); none if a group cannot be
+/// built (no SIMD searcher on this machine).
 fn packed_groups(literals: &[String]) -> Vec<packed::Searcher> {
     if literals.is_empty() {
         return Vec::new();
@@ -181,7 +184,10 @@ fn packed_groups(literals: &[String]) -> Vec<packed::Searcher> {
     config.match_kind(packed::MatchKind::LeftmostFirst);
     let built: Option<Vec<packed::Searcher>> = literals
         .chunks(per)
-        .map(|g| config.builder().extend(g).build())
+        .map(|g| {
+            let g: Vec<&String> = g.iter().collect();
+            config.builder().extend(buckets::order(&g)).build()
+        })
         .collect();
     built.unwrap_or_default()
 }
@@ -245,5 +251,37 @@ mod tests {
             assert_eq!(pre.starts(h.as_bytes()), want, "{h:?}");
             assert_eq!(pre.find(h.as_str()), want.first().copied(), "{h:?}");
         }
+    }
+
+    /// With the built-in literals (two packed searchers, their literals reordered for the
+    /// buckets), the candidate lines are exactly the lines that hold a literal.
+    #[test]
+    fn lines_are_the_lines_that_hold_a_literal() {
+        let set = crate::events::RecognizerSet::load(&[]).expect("built-in recognizers");
+        let lits = &set.prefilter_literals;
+        let mut hay = String::new();
+        for (i, l) in lits.iter().enumerate() {
+            hay.push_str("Jan 12 03:04:05 node kernel: an ordinary line of text, nothing here\n");
+            // a literal at the start, inside and at the end of a line
+            match i % 3 {
+                0 => hay.push_str(&format!("{l} and then some words\n")),
+                1 => hay.push_str(&format!("words before {l} and after\n")),
+                _ => hay.push_str(&format!("words before {l}\n")),
+            }
+            // a literal cut by one byte matches nothing of its own
+            hay.push_str(&format!("x {} y\n", &l[..l.len() - 1]));
+        }
+        let want: Vec<(usize, usize)> = hay
+            .split_inclusive('\n')
+            .scan(0usize, |at, line| {
+                let s = *at;
+                *at += line.len();
+                Some((s, s + line.len() - 1, line))
+            })
+            .filter(|(_, _, line)| lits.iter().any(|l| line.contains(l.as_str())))
+            .map(|(s, e, _)| (s, e))
+            .collect();
+        assert!(want.len() >= lits.len());
+        assert_eq!(set.prefilter.lines(hay.as_bytes()), want);
     }
 }
