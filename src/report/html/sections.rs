@@ -5,7 +5,7 @@
 
 use super::{badge, Page};
 use crate::report::json::{EventJson, IncidentJson, Report};
-use crate::report::postmortem::{self as pm, Attach, Role};
+use crate::report::postmortem::{self as pm, Role};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -340,32 +340,8 @@ pub(super) fn attach(p: &Page, r: &Report, o: &mut String) {
 <ul>"#
     );
     for a in pm::attach(r) {
-        let _ = match a {
-            Attach::BugReportOfUnnamedHost => writeln!(
-                o,
-                "<li><code>nvidia-bug-report.log.gz</code> of the host these lines came from (its name is in no line: pass <code>PATH@HOST</code>)</li>"
-            ),
-            Attach::BugReport { host, present } => writeln!(
-                o,
-                "<li><code>nvidia-bug-report.log.gz</code> of {} (<code>sudo nvidia-bug-report.sh</code>, before a reboot when possible){}</li>",
-                p.t(host),
-                if present { " — already among the inputs" } else { "" }
-            ),
-            Attach::KernelLog { host } => writeln!(
-                o,
-                "<li>the kernel log of {} for the incident window (<code>journalctl -k</code> of that boot, or <code>/var/log/kern.log</code>)</li>",
-                p.t(host)
-            ),
-            Attach::FabricManagerLog => writeln!(
-                o,
-                "<li>the fabric manager log (<code>/var/log/fabricmanager.log</code>) of the NVSwitch hosts</li>"
-            ),
-            Attach::Missing(m) => writeln!(o, "<li>{}</li>", p.t(&m)),
-            Attach::ThisReport => writeln!(
-                o,
-                "<li>this report, and the JSON report of the same inputs (<code>faultline analyze --format json</code>) for tooling</li>"
-            ),
-        };
+        let sentence = a.sentence(|c| format!("<code>{c}</code>"), |t| p.t(t));
+        let _ = writeln!(o, "<li>{sentence}</li>");
     }
     let _ = writeln!(o, "</ul>\n</section>");
 }

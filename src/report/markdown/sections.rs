@@ -4,7 +4,7 @@
 use super::cite;
 use super::escape::{self, row, Md};
 use crate::report::json::{EventJson, Report};
-use crate::report::postmortem::{self as pm, Attach};
+use crate::report::postmortem as pm;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -214,32 +214,7 @@ fn hosts(m: Md, r: &Report, o: &mut String) {
 pub(super) fn attach(m: Md, r: &Report, o: &mut String) {
     let _ = writeln!(o, "## What to attach\n");
     for a in pm::attach(r) {
-        let _ = match a {
-            Attach::BugReportOfUnnamedHost => writeln!(
-                o,
-                "- `nvidia-bug-report.log.gz` of the host these lines came from (its name is in no line: pass `PATH@HOST`)"
-            ),
-            Attach::BugReport { host, present } => writeln!(
-                o,
-                "- `nvidia-bug-report.log.gz` of {} (`sudo nvidia-bug-report.sh`, before a reboot when possible){}",
-                m.text(host),
-                if present { " — already among the inputs" } else { "" }
-            ),
-            Attach::KernelLog { host } => writeln!(
-                o,
-                "- the kernel log of {} for the incident window (`journalctl -k` of that boot, or `/var/log/kern.log`)",
-                m.text(host)
-            ),
-            Attach::FabricManagerLog => writeln!(
-                o,
-                "- the fabric manager log (`/var/log/fabricmanager.log`) of the NVSwitch hosts"
-            ),
-            Attach::Missing(x) => writeln!(o, "- {}", m.text(&x)),
-            Attach::ThisReport => writeln!(
-                o,
-                "- this report, and the JSON report of the same inputs (`faultline analyze --format json`) for tooling"
-            ),
-        };
+        let _ = writeln!(o, "- {}", a.sentence(|c| format!("`{c}`"), |t| m.text(t)));
     }
     let _ = writeln!(o);
 }

@@ -28,6 +28,46 @@ pub enum Attach<'a> {
     ThisReport,
 }
 
+impl Attach<'_> {
+    /// The item as one sentence for a report: `code` marks a command or a file name (written by
+    /// faultline), `text` escapes what came from the inputs (a host, a missing datum).
+    pub fn sentence(&self, code: impl Fn(&str) -> String, text: impl Fn(&str) -> String) -> String {
+        match self {
+            Attach::BugReportOfUnnamedHost => format!(
+                "{} of the host these lines came from (its name is in no line: pass {})",
+                code("nvidia-bug-report.log.gz"),
+                code("PATH@HOST")
+            ),
+            Attach::BugReport { host, present } => format!(
+                "{} of {} ({}, before a reboot when possible){}",
+                code("nvidia-bug-report.log.gz"),
+                text(host),
+                code("sudo nvidia-bug-report.sh"),
+                if *present {
+                    " — already among the inputs"
+                } else {
+                    ""
+                }
+            ),
+            Attach::KernelLog { host } => format!(
+                "the kernel log of {} for the incident window ({} of that boot, or {})",
+                text(host),
+                code("journalctl -k"),
+                code("/var/log/kern.log")
+            ),
+            Attach::FabricManagerLog => format!(
+                "the fabric manager log ({}) of the NVSwitch hosts",
+                code("/var/log/fabricmanager.log")
+            ),
+            Attach::Missing(m) => text(m),
+            Attach::ThisReport => format!(
+                "this report, and the JSON report of the same inputs ({}) for tooling",
+                code("faultline analyze --format json")
+            ),
+        }
+    }
+}
+
 /// What to attach: per host of a primary fault (else of an incident's few hosts) the bug report
 /// and, when the inputs hold none, the kernel log; the fabric manager log for interconnect
 /// incidents; what the incidents say is missing; this report.
