@@ -119,23 +119,10 @@ fn analyze(a: AnalyzeArgs, timeline_only: bool) -> Result<ExitCode, ExitCode> {
             .num_threads(j.max(1))
             .build_global();
     }
-    let zone = parse_tz(a.tz.as_deref())?;
-    let filter = a
-        .filters
-        .build(zone.as_ref())
-        .map_err(|e| usage_error(&e))?;
+    let opts = options(&a)?;
     let fail_on = parse_fail_on(&a.fail_on)?;
     let format = choose_format(&a, timeline_only)?;
     let knowledge = load_knowledge(&a.rules)?;
-    let opts = Options {
-        paths: a.paths.clone(),
-        rule_files: a.rules.clone(),
-        time: time_options(a.year, zone),
-        limits: a.caps.limits(),
-        parallel_chunks: true,
-        filter,
-        exclude: a.exclude.clone(),
-    };
     let spinner = (!a.quiet && std::io::stderr().is_terminal()).then(|| {
         super::progress::Spinner::start(
             if timeline_only {
@@ -157,30 +144,59 @@ fn analyze(a: AnalyzeArgs, timeline_only: bool) -> Result<ExitCode, ExitCode> {
     }
     something_read(&a, &analysis, &shown)?;
     note_empty_stdin(&mut analysis, a.quiet);
-    let outcome = if format == OutFormat::Json && !timeline_only && redactor.is_none() {
-        // each event's JSON form made as it is written: the events are never held twice
-        write_output_with(a.output.as_deref(), &a.paths, |w| {
-            report::json::write_taking(&mut analysis, &knowledge.catalog, w)
-        })
-    } else {
-        write_report(
-            &a,
-            format,
-            timeline_only,
-            &mut analysis,
-            redactor.as_ref(),
-            &knowledge,
-        )
-    };
-    if let Err(e) = outcome {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            return Err(usage_error(&format!("cannot write the report: {e}")));
-        }
-    }
+    output(
+        &a,
+        (format, timeline_only),
+        &mut analysis,
+        redactor.as_ref(),
+        &knowledge,
+    )?;
     let code = exit_code(&analysis, &fail_on, a.quiet);
     std::mem::forget(analysis);
     std::mem::forget(knowledge);
     code
+}
+
+/// The analysis options of the command line: paths, rules, time zone and year, caps, filters.
+fn options(a: &AnalyzeArgs) -> Result<Options, ExitCode> {
+    let zone = parse_tz(a.tz.as_deref())?;
+    let filter = a
+        .filters
+        .build(zone.as_ref())
+        .map_err(|e| usage_error(&e))?;
+    Ok(Options {
+        paths: a.paths.clone(),
+        rule_files: a.rules.clone(),
+        time: time_options(a.year, zone),
+        limits: a.caps.limits(),
+        parallel_chunks: true,
+        filter,
+        exclude: a.exclude.clone(),
+    })
+}
+
+/// Writes the report; a reader that went away (a closed pipe) is no error.
+fn output(
+    a: &AnalyzeArgs,
+    (format, timeline_only): (OutFormat, bool),
+    analysis: &mut faultline::Analysis,
+    redactor: Option<&faultline::redact::Redactor>,
+    knowledge: &faultline::Knowledge,
+) -> Result<(), ExitCode> {
+    let outcome = if format == OutFormat::Json && !timeline_only && redactor.is_none() {
+        // each event's JSON form made as it is written: the events are never held twice
+        write_output_with(a.output.as_deref(), &a.paths, |w| {
+            report::json::write_taking(analysis, &knowledge.catalog, w)
+        })
+    } else {
+        write_report(a, format, timeline_only, analysis, redactor, knowledge)
+    };
+    match outcome {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(usage_error(&format!("cannot write the report: {e}")))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// An error when no input could be read (with each input's reasons) or none was found.

@@ -24,6 +24,42 @@ fn close(a: &LineStamp, al: u64, b: &LineStamp, bl: u64) -> bool {
     }
 }
 
+/// What the events of one burst share: host, kind, GPU (or GPU instance), family, class,
+/// status and, for the generic kind, the function (or the text).
+type BurstKey = (
+    Option<std::sync::Arc<str>>,
+    &'static str,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
+
+/// The burst key of `e` ([`BurstKey`]).
+fn burst_key(e: &Located) -> BurstKey {
+    let a = &e.draft.attrs;
+    let owned = |k: &str| a.get(k).map(str::to_string);
+    let generic = e.draft.kind == GENERIC_KIND;
+    (
+        e.host.clone(),
+        e.draft.kind,
+        e.draft
+            .gpu
+            .as_deref()
+            .or_else(|| a.get("gpu_instance"))
+            .map(str::to_string),
+        owned("family"),
+        owned("class"),
+        owned("status"),
+        if generic {
+            owned("function").or_else(|| owned("text"))
+        } else {
+            None
+        },
+    )
+}
+
 /// One event per burst: the NVRM parser's events of one host, kind, GPU, family, class,
 /// status (and function, for the generic kind) that follow each other within
 /// [`BURST_GAP_S`] are one event, the first, whose `burst_lines` detail counts the lines it
@@ -37,44 +73,15 @@ pub fn collapse_bursts(events: &mut Vec<Located>, recognizers: &[&'static str]) 
     {
         return;
     }
-    type Key = (
-        Option<std::sync::Arc<str>>,
-        &'static str,
-        Option<String>,
-        Option<String>,
-        Option<String>,
-        Option<String>,
-        Option<String>,
-    );
-    let mut open: HashMap<Key, (usize, LineStamp, u64, u64)> = HashMap::new();
+    let mut open: HashMap<BurstKey, (usize, LineStamp, u64, u64)> = HashMap::new();
     let mut keep = vec![true; events.len()];
     for i in 0..events.len() {
         let e = &events[i];
         if !recognizers.contains(&e.draft.recognizer()) {
             continue;
         }
-        let a = &e.draft.attrs;
-        let generic = e.draft.kind == GENERIC_KIND;
-        let key: Key = (
-            e.host.clone(),
-            e.draft.kind,
-            e.draft
-                .gpu
-                .as_deref()
-                .or_else(|| a.get("gpu_instance"))
-                .map(str::to_string),
-            a.get("family").map(str::to_string),
-            a.get("class").map(str::to_string),
-            a.get("status").map(str::to_string),
-            if generic {
-                a.get("function")
-                    .map(str::to_string)
-                    .or_else(|| a.get("text").map(str::to_string))
-            } else {
-                None
-            },
-        );
-        let lines = a
+        let key = burst_key(e);
+        let lines = (e.draft.attrs)
             .get("burst_lines")
             .and_then(|n| n.parse::<u64>().ok())
             .unwrap_or(1);

@@ -175,16 +175,8 @@ pub(super) fn candidate(
     fw: &FileWrappers,
     mut tally: Option<&mut tally::Tally>,
 ) -> Read {
-    let whole = trim_cr(&buf[ls..le]);
-    let view: Vec<u8>;
-    let line = match far {
-        Some((ws, we)) => {
-            view = [&whole[..longline::LONG_HEAD], b" ... ", &whole[ws..we]].concat();
-            &view[..]
-        }
-        None => &whole[..whole.len().min(MAX_RECORD_BYTES)],
-    };
-    let w = walk(buf, line, (ls, le, line_no), fw);
+    let line = line_view(trim_cr(&buf[ls..le]), far);
+    let w = walk(buf, &line, (ls, le, line_no), fw);
     if w.head_start < own.0 || w.head_start >= own.1 {
         // the record's head is in another chunk: that chunk reads it (see `scan_chunk`)
         return Read {
@@ -207,14 +199,7 @@ pub(super) fn candidate(
         .or(head.host)
         .map(String::from_utf8_lossy);
     let known = match tally.as_deref_mut() {
-        Some(t) if simple && !used_context => Some(if drafts.is_empty() {
-            Known::Nothing
-        } else {
-            match t.plain_ids(&drafts, host.as_deref(), set.nvrm_recognizers()) {
-                Some(ids) => Known::Keys(ids),
-                None => Known::Full,
-            }
-        }),
+        Some(t) if simple && !used_context => Some(known_of(t, &drafts, host.as_deref(), set)),
         _ => None,
     };
     let done = |gave| Read {
@@ -236,6 +221,36 @@ pub(super) fn candidate(
         gave: head.prefix.is_none(),
         end,
         known,
+    }
+}
+
+/// The text of a candidate line that the recognizers read: the line up to
+/// [`MAX_RECORD_BYTES`], or for a long line (`far`: the window around its last anchor) its head,
+/// ` ... ` and that window.
+fn line_view(whole: &[u8], far: Option<(usize, usize)>) -> std::borrow::Cow<'_, [u8]> {
+    match far {
+        Some((ws, we)) => [&whole[..longline::LONG_HEAD], b" ... ", &whole[ws..we]]
+            .concat()
+            .into(),
+        None => whole[..whole.len().min(MAX_RECORD_BYTES)].into(),
+    }
+}
+
+/// What the tally remembers of a simple line (one line with its own time, read without
+/// context), for the next line of the same signature: that it gave nothing, its events' keys,
+/// or that its events must be built.
+fn known_of(
+    t: &mut tally::Tally,
+    drafts: &[Draft],
+    host: Option<&str>,
+    set: &RecognizerSet,
+) -> Known {
+    if drafts.is_empty() {
+        return Known::Nothing;
+    }
+    match t.plain_ids(drafts, host, set.nvrm_recognizers()) {
+        Some(ids) => Known::Keys(ids),
+        None => Known::Full,
     }
 }
 
