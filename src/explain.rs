@@ -4,7 +4,7 @@
 //! `explain kind hung_task`, `explain layer interconnect` explain one entry, in text or JSON.
 //! An unknown code gets what the catalog knows about its range.
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, KindEntry, SxidEntry, XidEntry};
 use crate::model::Layer;
 use serde_json::{json, Value};
 use std::fmt::Write;
@@ -366,75 +366,80 @@ pub fn explain(catalog: &Catalog, what: &str, code: Option<&str>) -> Option<Stri
 fn entry_text(catalog: &Catalog, what: &str, code: Option<&str>) -> Option<String> {
     let mut o = String::new();
     match (what, code) {
-        ("xid", Some(c)) => {
-            let x = catalog.xid.get(&c.parse().ok()?)?;
-            let _ = writeln!(o, "Xid {} — {} ({})", x.code, x.title, x.mnemonic);
-            let _ = writeln!(o, "{}", x.meaning);
-            let _ = writeln!(
-                o,
-                "layer: {}   severity: {}   who acts: {}",
-                x.layer.as_str(),
-                x.severity.as_str(),
-                x.responsibility
-            );
-            let _ = writeln!(
-                o,
-                "NVIDIA resolution: immediate {} → investigatory {}",
-                or_dash(&x.immediate),
-                or_dash(&x.investigatory)
-            );
-            if !x.legacy_causes.is_empty() {
-                let _ = writeln!(o, "legacy causes: {}", x.legacy_causes.join(", "));
-            }
-            let flags: Vec<&str> = [
-                (x.sympathetic, "usually a consequence of another fault"),
-                (x.sticky, "sticky: keeps an incident open longer"),
-            ]
-            .iter()
-            .filter(|f| f.0)
-            .map(|f| f.1)
-            .collect();
-            if !flags.is_empty() {
-                let _ = writeln!(o, "{}", flags.join("; "));
-            }
-            if !x.other_tools.is_empty() {
-                let _ = writeln!(o, "other tools: {}", x.other_tools);
-            }
-            actions(&mut o, &x.actions);
-        }
+        ("xid", Some(c)) => xid_text(&mut o, catalog.xid.get(&c.parse().ok()?)?),
         ("sxid", Some(c)) => {
             let n: i64 = c.parse().ok()?;
-            let x = catalog.sxid.get(&n)?;
-            let _ = writeln!(o, "SXid {n} — {} ({})", x.title, x.name);
-            let _ = writeln!(o, "{}", x.meaning);
-            let _ = writeln!(
-                o,
-                "fatality: {}   layer: {}   severity: {}",
-                x.fatality,
-                x.layer.as_str(),
-                x.severity.as_str()
-            );
-            if !x.other_tools.is_empty() {
-                let _ = writeln!(o, "other tools: {}", x.other_tools);
-            }
-            actions(&mut o, &x.actions);
+            sxid_text(&mut o, n, catalog.sxid.get(&n)?)
         }
-        ("kind", Some(k)) | (k, None) => {
-            let x = catalog.kind.get(k)?;
-            let _ = writeln!(o, "{} — {}", x.kind, x.title);
-            let _ = writeln!(o, "{}", x.meaning);
-            let _ = writeln!(
-                o,
-                "layer: {}   severity: {}   who acts: {}",
-                x.layer.as_str(),
-                x.severity.as_str(),
-                x.responsibility
-            );
-            actions(&mut o, &x.actions);
-        }
+        ("kind", Some(k)) | (k, None) => kind_text(&mut o, catalog.kind.get(k)?),
         _ => return None,
     }
     Some(o)
+}
+
+fn xid_text(o: &mut String, x: &XidEntry) {
+    let _ = writeln!(o, "Xid {} — {} ({})", x.code, x.title, x.mnemonic);
+    let _ = writeln!(o, "{}", x.meaning);
+    let _ = writeln!(
+        o,
+        "layer: {}   severity: {}   who acts: {}",
+        x.layer.as_str(),
+        x.severity.as_str(),
+        x.responsibility
+    );
+    let _ = writeln!(
+        o,
+        "NVIDIA resolution: immediate {} → investigatory {}",
+        or_dash(&x.immediate),
+        or_dash(&x.investigatory)
+    );
+    if !x.legacy_causes.is_empty() {
+        let _ = writeln!(o, "legacy causes: {}", x.legacy_causes.join(", "));
+    }
+    let flags: Vec<&str> = [
+        (x.sympathetic, "usually a consequence of another fault"),
+        (x.sticky, "sticky: keeps an incident open longer"),
+    ]
+    .iter()
+    .filter(|f| f.0)
+    .map(|f| f.1)
+    .collect();
+    if !flags.is_empty() {
+        let _ = writeln!(o, "{}", flags.join("; "));
+    }
+    if !x.other_tools.is_empty() {
+        let _ = writeln!(o, "other tools: {}", x.other_tools);
+    }
+    actions(o, &x.actions);
+}
+
+fn sxid_text(o: &mut String, n: i64, x: &SxidEntry) {
+    let _ = writeln!(o, "SXid {n} — {} ({})", x.title, x.name);
+    let _ = writeln!(o, "{}", x.meaning);
+    let _ = writeln!(
+        o,
+        "fatality: {}   layer: {}   severity: {}",
+        x.fatality,
+        x.layer.as_str(),
+        x.severity.as_str()
+    );
+    if !x.other_tools.is_empty() {
+        let _ = writeln!(o, "other tools: {}", x.other_tools);
+    }
+    actions(o, &x.actions);
+}
+
+fn kind_text(o: &mut String, x: &KindEntry) {
+    let _ = writeln!(o, "{} — {}", x.kind, x.title);
+    let _ = writeln!(o, "{}", x.meaning);
+    let _ = writeln!(
+        o,
+        "layer: {}   severity: {}   who acts: {}",
+        x.layer.as_str(),
+        x.severity.as_str(),
+        x.responsibility
+    );
+    actions(o, &x.actions);
 }
 
 fn or_dash(s: &str) -> &str {

@@ -118,24 +118,7 @@ impl Axis {
         for (i, s) in self.segs.iter().enumerate() {
             let w = s.x1 - s.x0;
             let dur = s.t1 - s.t0;
-            let step = STEPS_S
-                .iter()
-                .map(|s| s * 1_000_000)
-                .find(|&st| dur as f64 / st as f64 <= (w / 95.0).max(1.0))
-                .unwrap_or(STEPS_S[STEPS_S.len() - 1] * 1_000_000);
-            let mut ticks: Vec<i64> = Vec::new();
-            if dur < step {
-                ticks.push(s.t0);
-            } else {
-                let mut k = s.t0.div_euclid(step) * step;
-                if k < s.t0 {
-                    k += step;
-                }
-                while k <= s.t1 {
-                    ticks.push(k);
-                    k += step;
-                }
-            }
+            let (step, ticks) = ticks_of(s);
             // a narrow stretch has one tick, labelled with its date; a wide one gets the date
             // (or the uptime in days) once, on a second row
             let narrow = w < 170.0;
@@ -215,6 +198,30 @@ impl Axis {
             Clock::Uptime => format!("uptime {}", human_span(t)),
         }
     }
+}
+
+/// The tick step of a stretch (the first of [`STEPS_S`] that gives a tick per 95 px at most) and
+/// its ticks: the step's multiples inside it, or its start alone when it is shorter than a step.
+fn ticks_of(s: &Seg) -> (i64, Vec<i64>) {
+    let (w, dur) = (s.x1 - s.x0, s.t1 - s.t0);
+    let step = STEPS_S
+        .iter()
+        .map(|s| s * 1_000_000)
+        .find(|&st| dur as f64 / st as f64 <= (w / 95.0).max(1.0))
+        .unwrap_or(STEPS_S[STEPS_S.len() - 1] * 1_000_000);
+    if dur < step {
+        return (step, vec![s.t0]);
+    }
+    let mut ticks = Vec::new();
+    let mut k = s.t0.div_euclid(step) * step;
+    if k < s.t0 {
+        k += step;
+    }
+    while k <= s.t1 {
+        ticks.push(k);
+        k += step;
+    }
+    (step, ticks)
 }
 
 fn inner(s: &Seg, t: i64) -> f64 {
