@@ -8,7 +8,7 @@
 //! half are in that position's sets, so a bucket accepts every combination of its literals'
 //! halves, and each spot that fits is then compared with the bucket's literals. The fewer the
 //! combinations, the fewer the comparisons: `NVRM` and `NVSwitch` together accept little
-//! beyond themselves, `NVRM` and `grade` accept `NrRe`, `gVRM` and many more.
+//! beyond themselves, `NVRM` and `grade` accept `gVRM`, `nRad` and many more.
 //!
 //! Teddy fills its buckets in turn by the literals' order (bucket `B - 1 - i % B` for the
 //! `i`-th literal, unless a literal before it has the same low halves, whose bucket it then
