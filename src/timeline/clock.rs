@@ -222,20 +222,7 @@ fn input_wall_times(
     bmc_hosts: &mut BTreeMap<String, Option<i32>>,
 ) -> Vec<Pending> {
     let host = r.host.as_deref().unwrap_or_default();
-    let anchor = opts
-        .year
-        .map(|y| crate::formats::time::civil_secs(y, 12, 31, 0).unwrap_or(opts.now))
-        .or_else(|| facts.anchor.get(host).copied())
-        .or_else(|| {
-            facts
-                .dated_host
-                .get(short_host_str(host))
-                .map(|d| d + 86_400)
-        })
-        .or(facts.dated_any.map(|d| d + 86_400))
-        .or(r.mtime)
-        .unwrap_or(opts.now);
-    let (base, rolls) = infer_year(&r.events, anchor);
+    let (base, rolls) = infer_year(&r.events, year_anchor(r, opts, facts));
     let tz = opts
         .tz_offset
         .or_else(|| facts.tz.get(host).copied())
@@ -261,26 +248,51 @@ fn input_wall_times(
         } else {
             (tz, tz_known)
         };
-        v.push(match wall_us(e, year, tz, opts.zone.as_ref()) {
-            Some((us, zoned)) => {
-                let has_year = e.stamp.wall.is_some_and(|w| w.has_year) || opts.year.is_some();
-                let exact = (zoned || tz_known) && has_year && !e.borrowed_time;
-                Pending {
-                    time_us: Some(us),
-                    quality: if exact {
-                        TimeQuality::Exact
-                    } else {
-                        TimeQuality::Estimated
-                    },
-                }
-            }
-            None => Pending {
-                time_us: None,
-                quality: TimeQuality::None,
-            },
-        });
+        v.push(pending(e, (year, tz, tz_known), opts));
     }
     v
+}
+
+/// The time that anchors the year of an input's year-less times: the end of `--year`, else
+/// the host's anchor, a day after the latest date its bundle (or any bundle) names, the
+/// input's modification time, or now.
+fn year_anchor(r: &InputResult, opts: &TimeOptions, facts: &HostClocks) -> i64 {
+    let host = r.host.as_deref().unwrap_or_default();
+    opts.year
+        .map(|y| crate::formats::time::civil_secs(y, 12, 31, 0).unwrap_or(opts.now))
+        .or_else(|| facts.anchor.get(host).copied())
+        .or_else(|| {
+            facts
+                .dated_host
+                .get(short_host_str(host))
+                .map(|d| d + 86_400)
+        })
+        .or(facts.dated_any.map(|d| d + 86_400))
+        .or(r.mtime)
+        .unwrap_or(opts.now)
+}
+
+/// One event's wall time in its `year` and zone `tz`, exact when the zone is known (or the time
+/// names it), the year is known and the time is the event's own.
+fn pending(e: &RawEvent, (year, tz, tz_known): (i32, i32, bool), opts: &TimeOptions) -> Pending {
+    match wall_us(e, year, tz, opts.zone.as_ref()) {
+        Some((us, zoned)) => {
+            let has_year = e.stamp.wall.is_some_and(|w| w.has_year) || opts.year.is_some();
+            let exact = (zoned || tz_known) && has_year && !e.borrowed_time;
+            Pending {
+                time_us: Some(us),
+                quality: if exact {
+                    TimeQuality::Exact
+                } else {
+                    TimeQuality::Estimated
+                },
+            }
+        }
+        None => Pending {
+            time_us: None,
+            quality: TimeQuality::None,
+        },
+    }
 }
 
 /// Clocks that went backwards inside one input (a clock step, a restored snapshot, lines merged
