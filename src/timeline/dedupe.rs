@@ -175,11 +175,10 @@ pub(super) fn bmc_routes(events: Vec<Event>) -> Vec<Event> {
 /// Two reports of one process's exit this far apart (µs) are one exit when host and pid agree.
 const EXIT_ROUTE_US: i64 = 600_000_000;
 
-/// Merges one process exit reported through two routes (the torchrun failure table and the
-/// elastic agent's `failed (exitcode: …)` line, a Slurm step line and the trainer's own): same
-/// host and pid, within ten minutes. The copy with a rank (then the earliest) stays, takes the
-/// details only the other has, and cites it in `also_seen`; so 64 ranks count 64 exits.
-pub(super) fn process_routes(events: Vec<Event>) -> Vec<Event> {
+/// The process exits that are copies of another (copy → the one kept): per host and pid, the
+/// one with a rank (then the earliest) keeps the others within [`EXIT_ROUTE_US`] of it, and the
+/// rest are grouped again the same way.
+fn exit_copies(events: &[Event]) -> BTreeMap<usize, usize> {
     let mut by_pid: BTreeMap<(Option<&str>, &str), Vec<usize>> = BTreeMap::new();
     for (i, e) in events.iter().enumerate() {
         if e.kind == "process_exit" {
@@ -218,6 +217,15 @@ pub(super) fn process_routes(events: Vec<Event>) -> Vec<Event> {
             rest = others;
         }
     }
+    merged_into
+}
+
+/// Merges one process exit reported through two routes (the torchrun failure table and the
+/// elastic agent's `failed (exitcode: …)` line, a Slurm step line and the trainer's own): same
+/// host and pid, within ten minutes. The copy with a rank (then the earliest) stays, takes the
+/// details only the other has, and cites it in `also_seen`; so 64 ranks count 64 exits.
+pub(super) fn process_routes(events: Vec<Event>) -> Vec<Event> {
+    let merged_into = exit_copies(&events);
     if merged_into.is_empty() {
         return events;
     }
