@@ -5,7 +5,7 @@
 //! An unknown code gets what the catalog knows about its range.
 
 use crate::catalog::{Catalog, KindEntry, SxidEntry, XidEntry};
-use crate::model::Layer;
+use crate::model::{Layer, Severity};
 use serde_json::{json, Value};
 use std::fmt::Write;
 
@@ -379,14 +379,7 @@ fn entry_text(catalog: &Catalog, what: &str, code: Option<&str>) -> Option<Strin
 
 fn xid_text(o: &mut String, x: &XidEntry) {
     let _ = writeln!(o, "Xid {} — {} ({})", x.code, x.title, x.mnemonic);
-    let _ = writeln!(o, "{}", x.meaning);
-    let _ = writeln!(
-        o,
-        "layer: {}   severity: {}   who acts: {}",
-        x.layer.as_str(),
-        x.severity.as_str(),
-        x.responsibility
-    );
+    meaning_and_layer(o, &x.meaning, (x.layer, x.severity), &x.responsibility);
     let _ = writeln!(
         o,
         "NVIDIA resolution: immediate {} → investigatory {}",
@@ -431,15 +424,24 @@ fn sxid_text(o: &mut String, n: i64, x: &SxidEntry) {
 
 fn kind_text(o: &mut String, x: &KindEntry) {
     let _ = writeln!(o, "{} — {}", x.kind, x.title);
-    let _ = writeln!(o, "{}", x.meaning);
+    meaning_and_layer(o, &x.meaning, (x.layer, x.severity), &x.responsibility);
+    actions(o, &x.actions);
+}
+
+/// An entry's meaning, then its layer, severity and who acts, on a line of their own.
+fn meaning_and_layer(
+    o: &mut String,
+    meaning: &str,
+    (layer, severity): (Layer, Severity),
+    who: &str,
+) {
+    let _ = writeln!(o, "{meaning}");
     let _ = writeln!(
         o,
-        "layer: {}   severity: {}   who acts: {}",
-        x.layer.as_str(),
-        x.severity.as_str(),
-        x.responsibility
+        "layer: {}   severity: {}   who acts: {who}",
+        layer.as_str(),
+        severity.as_str()
     );
-    actions(o, &x.actions);
 }
 
 fn or_dash(s: &str) -> &str {
