@@ -3,6 +3,8 @@
 //! the test data, in file order, and over each line followed by copies of itself with its time
 //! of day and its digits changed (valid and invalid times, other hosts, days that do not exist).
 
+mod common;
+use common::real_case_folders;
 use faultline::formats::parse_head_with;
 use faultline::formats::repeat::HeadCache;
 use std::path::{Path, PathBuf};
@@ -51,7 +53,9 @@ fn cached_heads_are_the_heads_the_full_reader_reads() {
     files(&root.join("tests"), &mut paths);
     let shared = root.join("../shared");
     let mut met_shared = false;
-    for d in ["corpus-real", "corpus-real-next", "noise"] {
+    let mut sets = real_case_folders();
+    sets.push("noise".to_string());
+    for d in &sets {
         let before = paths.len();
         files(&shared.join(d), &mut paths);
         met_shared |= paths.len() > before;

@@ -206,3 +206,22 @@ pub fn case_dirs(root: &Path) -> Vec<PathBuf> {
     dirs.sort();
     dirs
 }
+
+/// The real-case releases under `../shared` (`corpus-real`, `corpus-real-next`,
+/// `corpus-real-3`, and any later `corpus-real-N`), sorted by name: every release is scored
+/// without a code change. Empty when `../shared` is absent.
+pub fn real_case_folders() -> Vec<String> {
+    let Some(shared) = shared() else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = std::fs::read_dir(shared)
+        .map(|r| r.filter_map(|e| e.ok()).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("corpus-real"))
+        .collect();
+    names.sort();
+    names
+}
