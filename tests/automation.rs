@@ -432,7 +432,9 @@ fn color_follows_the_flag_the_terminal_and_no_color() {
         )
     };
     let (always, err) = esc(
-        &["analyze", "--format", "text", "-v", "--color", "always", case],
+        &[
+            "analyze", "--format", "text", "-v", "--color", "always", case,
+        ],
         false,
     );
     assert!(

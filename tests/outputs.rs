@@ -63,10 +63,11 @@ fn output(args: &[&str], inputs: &[String]) -> String {
 
 /// What no sentence of a report may contain: a placeholder for an unknown part (`unknown
 /// host`, `(none)`, `?`), an empty one (`()`, a doubled space, a space before punctuation),
-/// a template field left unfilled (`{host}`), or a sentence ending on `on` or `by` (a place left out).
+/// a template field left unfilled (`{host}`), a plural after one (`1 events`), or a sentence
+/// ending on `on` or `by` (a place left out).
 fn placeholder() -> Regex {
     Regex::new(
-        r"(?i)unknown host|unknown gpu|\(none\)|\(\s*\)|\{[a-z_]+\}|  |\s[,.;:)]|\?\)|\s\?[\s,]|^\s|\s$|\b(on|by)$",
+        r"(?i)unknown host|unknown gpu|\(none\)|\(\s*\)|\{[a-z_]+\}|  |\s[,.;:)]|\?\)|\s\?[\s,]|^\s|\s$|\b(on|by)$|\b1 (events|hosts|ranks|inputs|lines)\b",
     )
     .unwrap()
 }

@@ -237,7 +237,11 @@ pub(super) fn consequences_only(
     Verdict {
         layer: Layer::Unknown,
         confidence: 0.3,
-        summary: format!("Only consequences were seen ({} events, e.g. collective timeouts or process exits); the first fault is not in these inputs{suspect}", members.len()),
+        summary: format!(
+            "Only consequences were seen ({} event{}, e.g. collective timeouts or process exits); the first fault is not in these inputs{suspect}",
+            members.len(),
+            if members.len() == 1 { "" } else { "s" }
+        ),
         responsibility: "operator".to_string(),
         actions: vec![
             "Collect dmesg/journal and nvidia-bug-report.log.gz from every host of the job for the time of the hang".to_string(),

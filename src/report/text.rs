@@ -49,7 +49,11 @@ pub fn render_with(r: &Report, verbose: bool) -> String {
         let _ = writeln!(o, "No incident.\n");
     }
     let events = pm::index(r);
-    for inc in &r.incidents {
+    // the incident that gives the verdict first, then the others in time order
+    let top = pm::verdict_incident(r).map(|i| i.id.as_str());
+    let first = r.incidents.iter().filter(|i| Some(i.id.as_str()) == top);
+    let rest = r.incidents.iter().filter(|i| Some(i.id.as_str()) != top);
+    for inc in first.chain(rest) {
         incident(&mut o, r, inc, &events, verbose);
     }
     if let Some(j) = &r.job {
