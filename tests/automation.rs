@@ -432,7 +432,9 @@ fn color_follows_the_flag_the_terminal_and_no_color() {
         )
     };
     let (always, err) = esc(
-        &["analyze", "--format", "text", "--color", "always", case],
+        &[
+            "analyze", "--format", "text", "-v", "--color", "always", case,
+        ],
         false,
     );
     assert!(
@@ -444,7 +446,14 @@ fn color_follows_the_flag_the_terminal_and_no_color() {
                 .contains("verdict: \x1b[1;31mHARDWARE\x1b[0m"),
         "{always}"
     );
-    // the Xid 79 row is critical: bold red
+    // the chain row of the primary fault is critical: bold red
+    assert!(
+        always
+            .lines()
+            .any(|l| l.starts_with("\x1b[1;31m    e") && l.contains("primary")),
+        "{always}"
+    );
+    // the Xid 79 row of the event list (-v) is critical: bold red
     assert!(
         always
             .lines()

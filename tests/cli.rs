@@ -322,7 +322,7 @@ fn every_input_accounts_for_its_lines_and_the_report_says_what_was_skipped() {
     );
     let (_, text, _) = run(&["analyze", "--format", "text", "corpus/multi-host-gpu-lost/"]);
     assert!(
-        text.contains("accounting: 16 input(s), ") && text.contains("nothing skipped"),
+        text.contains("Read 16 inputs from 8 hosts: ") && text.contains("nothing skipped"),
         "{text}"
     );
 }

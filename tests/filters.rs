@@ -92,7 +92,7 @@ fn a_time_window_keeps_only_events_inside_it_and_the_verdict_follows() {
     // the text report says what was filtered
     let (_, text, _) = run(&["analyze", "--format", "text", "--since", "-10m", MULTI]);
     assert!(
-        text.contains("  filter: since 2025-03-14T02:13:41"),
+        text.contains("\nfilter: since 2025-03-14T02:13:41"),
         "{text}"
     );
 }

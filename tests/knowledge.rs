@@ -46,12 +46,15 @@ const CONTRACT_KINDS: &str = "xid sxid ecc_sbe ecc_dbe row_remap retired_page pc
 
 #[test]
 fn readme_lists_every_kind_beyond_the_contract() {
+    // the event kinds are listed in the JSON reference (docs/json.md), which README links
     let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/json.md")).unwrap();
     let start = readme
         .find("## Event kinds")
-        .expect("a README section on event kinds");
-    let end = start + 3 + readme[start + 3..].find("\n## ").unwrap();
+        .expect("a docs/json.md section on event kinds");
+    let end = readme[start + 3..]
+        .find("\n## ")
+        .map_or(readme.len(), |e| start + 3 + e);
     let section = &readme[start..end];
     let listed: Vec<&str> = section
         .split('`')

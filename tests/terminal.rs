@@ -107,10 +107,12 @@ fn escapes_from_lines_names_and_members_are_visible_in_every_text_output() {
         // a path that does not exist, with an OSC 0 title in its name: a warning on stderr
         (
             "analyze text",
+            // -v: the inputs table and every event too (the paths and lines escaped there)
             vec![
                 "analyze",
                 "--format",
                 "text",
+                "-v",
                 "--year",
                 "2026",
                 "case",

@@ -49,6 +49,9 @@ pub(super) struct AnalyzeArgs {
     /// No progress or notes on stderr.
     #[arg(long)]
     quiet: bool,
+    /// Text report: add the inputs table (with warnings and notes) and every event.
+    #[arg(short, long)]
+    verbose: bool,
     /// Colour the text report (verdict, layers, event rows by severity): `auto` on a terminal
     /// unless NO_COLOR is set.
     #[arg(long, value_enum, default_value = "auto")]
@@ -275,7 +278,7 @@ fn write_text(
     rep: &report::json::Report,
     knowledge: &faultline::Knowledge,
 ) -> std::io::Result<()> {
-    let mut text = render(format, timeline_only, rep, knowledge);
+    let mut text = render(format, (timeline_only, a.verbose), rep, knowledge);
     let to_stdout = output_path(a.output.as_deref()).is_none();
     // on a terminal, the text report fits its width (before colour, which adds no width)
     if let Some(w) = (format == OutFormat::Text && to_stdout)
@@ -423,7 +426,7 @@ pub const TIMELINE_SCHEMA: &str = "faultline/timeline/v1";
 
 fn render(
     format: OutFormat,
-    timeline_only: bool,
+    (timeline_only, verbose): (bool, bool),
     rep: &report::json::Report,
     knowledge: &faultline::Knowledge,
 ) -> String {
@@ -435,7 +438,7 @@ fn render(
         (OutFormat::Markdown, _) => report::markdown::render(rep, &knowledge.catalog),
         (OutFormat::Html, _) => report::html::render(rep, &knowledge.catalog),
         (OutFormat::Text, true) => report::text::render_timeline(rep),
-        (OutFormat::Text, false) => report::text::render(rep),
+        (OutFormat::Text, false) => report::text::render_with(rep, verbose),
     }
 }
 

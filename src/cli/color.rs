@@ -82,10 +82,15 @@ fn paint_line(line: &str, severity: &HashMap<&str, &str>) -> String {
             );
         }
     }
-    // an event row: `  e12  …`
+    // an event row: `  e12  …`, or a chain row `    e12  primary …`
     let trimmed = line.trim_start();
     let id = trimmed.split(' ').next().unwrap_or("");
-    if line.starts_with("  e") && id.len() > 1 && id[1..].bytes().all(|b| b.is_ascii_digit()) {
+    let indented = line.len() > trimmed.len() && trimmed.len() > id.len();
+    if indented
+        && id.starts_with('e')
+        && id.len() > 1
+        && id[1..].bytes().all(|b| b.is_ascii_digit())
+    {
         if let Some(c) = severity.get(id).and_then(|s| severity_color(s)) {
             let body = line.trim_end_matches('\n');
             let nl = &line[body.len()..];

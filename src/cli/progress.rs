@@ -1,6 +1,8 @@
-//! Progress of `analyze` and `timeline` on stderr (a terminal only, not with --quiet): a
-//! spinner with the inputs' size on disk and the elapsed time, drawn from the first second on
-//! so that small inputs show nothing, and cleared when the analysis is done.
+//! Progress of `analyze` and `timeline` on stderr (a terminal only, not with --quiet): a bar of
+//! the bytes read from disk out of the inputs' size on disk (compressed bytes for compressed
+//! inputs, so that the bar and the total agree), with the throughput and the time left; drawn
+//! from the first second on so that small inputs show nothing, and cleared when the analysis
+//! is done. Standard input, whose size is unknown, shows the bytes read and the throughput.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::time::Duration;
@@ -38,24 +40,35 @@ fn disk_bytes(paths: &[String]) -> u64 {
 }
 
 impl Spinner {
-    /// Starts the spinner for `what` over `paths`.
+    /// Starts the bar for `what` over `paths`.
     pub(super) fn start(what: &str, paths: &[String]) -> Spinner {
-        let bytes = disk_bytes(paths);
-        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
-        let style = ProgressStyle::with_template("{spinner} {msg} [{elapsed_precise}]")
-            .unwrap_or_else(|_| ProgressStyle::default_spinner());
+        let total = disk_bytes(paths);
+        let from = faultline::input::progress::read_bytes();
+        let bar = ProgressBar::with_draw_target(Some(total.max(1)), ProgressDrawTarget::hidden());
+        let template = if total > 0 {
+            "{msg} [{bar:30}] {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec}, {eta} left [{elapsed_precise}]"
+        } else {
+            "{spinner} {msg} {binary_bytes} read, {binary_bytes_per_sec} [{elapsed_precise}]"
+        };
+        let style = ProgressStyle::with_template(template)
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> ");
         bar.set_style(style);
-        bar.set_message(format!(
-            "{what} {} on disk",
-            faultline::fleet::text::human_bytes(bytes)
-        ));
+        bar.set_message(what.to_string());
         let shown = bar.clone();
         // drawn only once a second has passed: quick runs print nothing
         std::thread::spawn(move || {
             std::thread::sleep(Duration::from_secs(1));
-            if !shown.is_finished() {
-                shown.set_draw_target(ProgressDrawTarget::stderr());
-                shown.enable_steady_tick(Duration::from_millis(120));
+            if shown.is_finished() {
+                return;
+            }
+            shown.set_draw_target(ProgressDrawTarget::stderr());
+            while !shown.is_finished() {
+                let read = faultline::input::progress::read_bytes().saturating_sub(from);
+                // a chunk read twice must not push the bar past its end
+                shown.set_position(if total > 0 { read.min(total) } else { read });
+                shown.tick();
+                std::thread::sleep(Duration::from_millis(120));
             }
         });
         Spinner { bar }

@@ -15,6 +15,7 @@ mod confidence;
 mod drift;
 mod facts;
 mod judge;
+mod phrase;
 mod verdict;
 
 mod topo;
@@ -274,9 +275,17 @@ pub fn renumber(incidents: &mut [Incident]) {
 /// Fills a rule's summary template from one event: {gpu} {host} {code} {title} {count} {rank};
 /// {xid_title} is the Xid catalog's title of the event's code (for events that report an Xid
 /// seen elsewhere, such as the device plugin's); {frames} the first frames of a kernel report.
+/// A part no line named leaves its phrase out (see [`phrase::elide`]).
 pub fn render(template: &str, e: &Event, count: u64, catalog: &Catalog) -> String {
-    let gpu = e.gpu.clone().unwrap_or_else(|| "(unknown GPU)".into());
-    let host = e.host.clone().unwrap_or_else(|| "(unknown host)".into());
+    let template = phrase::elide(
+        template,
+        e.host.is_some(),
+        e.gpu.is_some(),
+        e.code.is_some(),
+        e.rank.is_some(),
+    );
+    let gpu = e.gpu.clone().unwrap_or_default();
+    let host = e.host.clone().unwrap_or_default();
     let rank_text = e.rank.map(|r| format!(" (rank {r})")).unwrap_or_default();
     template
         .replace("{gpu}", &gpu)

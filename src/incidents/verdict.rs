@@ -159,9 +159,9 @@ pub(super) fn from_event(i: usize, events: &[Event], catalog: &Catalog) -> Verdi
         layer: e.layer,
         confidence: alone(catalog, e),
         summary: format!(
-            "{} on {}",
+            "{}{}",
             catalog.title(e.kind, e.code),
-            e.host.clone().unwrap_or_else(|| "(unknown host)".into())
+            super::phrase::on_host(e.host.as_deref())
         ),
         responsibility,
         actions,
@@ -194,15 +194,21 @@ pub(super) fn consequences_only(
                 .is_some_and(|v| v == "true")
     }) {
         let e = &events[i];
+        let exit: Vec<String> = e
+            .code
+            .map(|c| format!("exit code {c}"))
+            .into_iter()
+            .chain(e.attrs.get("signal").map(str::to_string))
+            .collect();
         suspect = format!(
-            "; torchrun names rank {} on {} as the first failure (exit code {}{})",
-            e.rank.map_or("?".to_string(), |r| r.to_string()),
-            e.host.clone().unwrap_or_else(|| "an unknown host".into()),
-            e.code.map_or("?".to_string(), |c| c.to_string()),
-            e.attrs
-                .get("signal")
-                .map(|s| format!(", {s}"))
-                .unwrap_or_default()
+            "; torchrun names {}{} as the first failure{}",
+            e.rank.map_or("a rank".to_string(), |r| format!("rank {r}")),
+            super::phrase::on_host(e.host.as_deref()),
+            if exit.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", exit.join(", "))
+            }
         );
     }
     if let Some(j) = job {
@@ -211,12 +217,17 @@ pub(super) fn consequences_only(
                 .ranks
                 .iter()
                 .find(|x| x.rank == r)
-                .and_then(|x| x.host.clone())
-                .unwrap_or_else(|| "an unknown host".into());
-            suspect = format!("; rank {r} on {host} is behind the others (last completed collective {c}): look there first");
-            missing.push(format!(
-                "the kernel log and nvidia-bug-report of {host} (rank {r} fell behind)"
-            ));
+                .and_then(|x| x.host.clone());
+            let on = super::phrase::on_host(host.as_deref());
+            suspect = format!("; rank {r}{on} is behind the others (last completed collective {c}): look there first");
+            missing.push(match host {
+                Some(h) => {
+                    format!("the kernel log and nvidia-bug-report of {h} (rank {r} fell behind)")
+                }
+                None => format!(
+                    "the kernel log and nvidia-bug-report of the host of rank {r} (it fell behind)"
+                ),
+            });
         }
         if !j.silent_ranks.is_empty() && j.silent_ranks.len() <= 8 {
             let list: Vec<String> = j.silent_ranks.iter().map(|r| r.to_string()).collect();
@@ -226,7 +237,11 @@ pub(super) fn consequences_only(
     Verdict {
         layer: Layer::Unknown,
         confidence: 0.3,
-        summary: format!("Only consequences were seen ({} events, e.g. collective timeouts or process exits); the first fault is not in these inputs{suspect}", members.len()),
+        summary: format!(
+            "Only consequences were seen ({} event{}, e.g. collective timeouts or process exits); the first fault is not in these inputs{suspect}",
+            members.len(),
+            if members.len() == 1 { "" } else { "s" }
+        ),
         responsibility: "operator".to_string(),
         actions: vec![
             "Collect dmesg/journal and nvidia-bug-report.log.gz from every host of the job for the time of the hang".to_string(),
@@ -307,27 +322,27 @@ pub(super) fn discounted_only(
         .iter()
         .all(|&i| at_bring_up(&events[i], &loads, rules));
     let title = catalog.title(e.kind, e.code);
-    let host = e.host.clone().unwrap_or_else(|| "(unknown host)".into());
+    let on = super::phrase::on_host(e.host.as_deref());
     let when = if bring_up { " at bring-up" } else { "" };
     let mut alternatives = Vec::new();
     if bring_up {
         alternatives.push(Alternative {
             layer: Layer::DriverStack,
             confidence: 0.3,
-            summary: format!("{n} events raised{when} on {host}: a bring-up problem (driver configuration, firmware or virtualization mode) is likelier than {n} failing parts ({}:{})", e.source.path, e.source.line),
+            summary: format!("{n} events raised{when}{on}: a bring-up problem (driver configuration, firmware or virtualization mode) is likelier than {n} failing parts ({}:{})", e.source.path, e.source.line),
         });
     }
     alternatives.push(Alternative {
         layer: e.layer,
         confidence: 0.2,
-        summary: format!("{title} on {host} ({}:{})", e.source.path, e.source.line),
+        summary: format!("{title}{on} ({}:{})", e.source.path, e.source.line),
     });
     let reason = benign(catalog, e).unwrap_or_default();
     let note = format!("{n} events ({title}) were discounted: {reason}");
     let v = Verdict {
         layer: Layer::Unknown,
         confidence: 0.3,
-        summary: format!("Only events that are safe to ignore on their own were seen{when} on {host}: {n} × {title}"),
+        summary: format!("Only events that are safe to ignore on their own were seen{when}{on}: {n} × {title}"),
         responsibility: "operator".to_string(),
         actions: vec![
             "Compare with a healthy node of the same model: if it raises none of these at driver load, check the driver version, firmware and virtualization settings of this one".to_string(),

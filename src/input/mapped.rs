@@ -86,7 +86,11 @@ pub fn release(part: &[u8]) {
     }
     // both ends in the same map: the map outlives `part`, which borrows from it
     match (slot_of(start), slot_of(start + len - 1)) {
-        (Some(a), Some(b)) if a == b => guard::drop_pages(start, len),
+        (Some(a), Some(b)) if a == b => {
+            // a chunk of a mapped file is scanned: it counts as read for the progress bar
+            super::progress::add(len as u64);
+            guard::drop_pages(start, len)
+        }
         _ => {}
     }
 }

@@ -9,6 +9,7 @@ pub mod decode;
 pub mod exclude;
 pub mod journal_file;
 pub mod mapped;
+pub mod progress;
 
 use std::collections::BTreeSet;
 use std::fs::File;
@@ -459,7 +460,8 @@ pub fn open_into<R>(
             "empty file (0 bytes) where a compressed file or archive was expected".to_string(),
         );
     }
-    container::expand_reader(src, Box::new(f), ctx, process, out);
+    // the bytes taken from disk (compressed ones for a compressed file) move the progress bar
+    container::expand_reader(src, Box::new(progress::Counted(f)), ctx, process, out);
 }
 
 /// Opens one discovered file and returns its inputs, each read to its end within the caps
