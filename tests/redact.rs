@@ -252,7 +252,9 @@ fn no_planted_value_survives_in_any_format() {
         "planted values missing from the plain report: the case no longer tests them"
     );
     let key = "test-key-one";
-    let alias = Redactor::new(&Key::new(key), &Known::default()).alias("host", "gpu-node-07");
+    let alias = Redactor::new(&Key::new(key), &Known::default())
+        .unwrap()
+        .alias("host", "gpu-node-07");
     let mut outputs: Vec<(String, String, String)> = Vec::new();
     for fmt in ["json", "text", "markdown", "html"] {
         let (out, err) = ok(&["analyze", "--redact-key", key, "--format", fmt, case]);
@@ -338,28 +340,85 @@ fn no_planted_value_survives_in_any_format() {
     }
 }
 
+/// Finding 3 (issue 37): a random key is never printed (stderr next to a report let small
+/// spaces be brute-forced back); `--redact-key-file` writes it once and reads it after, and the
+/// report says whether its aliases are stable across runs.
 #[test]
-fn a_random_key_is_printed_and_used() {
+fn a_random_key_is_never_printed_and_a_key_file_keeps_it() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("case");
     plant(&root);
     let case = root.to_str().unwrap();
     let (out, err) = ok(&["analyze", "--redact", "--format", "json", case]);
-    let key = err
-        .lines()
-        .find_map(|l| l.strip_prefix("faultline: redaction key of this run"))
-        .and_then(|l| l.rsplit(' ').next())
-        .unwrap_or_else(|| panic!("no key on stderr: {err}"))
-        .to_string();
-    assert_eq!(key.len(), 64, "{key}");
-    let again = run(&["analyze", "--redact-key", &key, "--format", "json", case]).1;
-    assert_eq!(out, again, "the printed key reproduces the aliases");
+    assert!(!err.contains("redaction key"), "{err}");
+    // nothing 64 hex digits long anywhere: the key is not shown
+    for text in [&out, &err] {
+        let hex_run = text
+            .split(|c: char| !c.is_ascii_hexdigit())
+            .any(|w| w.len() >= 64);
+        assert!(!hex_run, "a key-like value is shown");
+    }
+    assert!(
+        out.contains("aliases are NOT stable across runs"),
+        "no note"
+    );
+    let again = ok(&["analyze", "--redact", "--format", "json", case]).0;
+    assert_ne!(out, again, "two random keys, two sets of aliases");
+    // the key file: written on the first run (owner only), read on the next
+    let file = dir.path().join("redact.key");
+    let f = file.to_str().unwrap();
+    let (one, err) = ok(&["analyze", "--redact-key-file", f, "--format", "json", case]);
+    let key = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(key.trim().len(), 64);
+    assert!(!err.contains(key.trim()) && !one.contains(key.trim()));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(
+            mode & 0o077,
+            0,
+            "the key file is readable by others: {mode:o}"
+        );
+    }
+    assert!(one.contains("written to the key file"), "no note");
+    let (two, _) = ok(&["analyze", "--redact-key-file", f, "--format", "json", case]);
+    assert!(two.contains("read from the key file"));
+    let events = |s: &str| s.split("\"incidents\"").next().unwrap().to_string();
+    assert_eq!(
+        events(&one),
+        events(&two),
+        "the key file gives the same aliases"
+    );
+    // the key of the file given as --redact-key: the same aliases too
+    let (three, _) = ok(&[
+        "analyze",
+        "--redact-key",
+        key.trim(),
+        "--format",
+        "json",
+        case,
+    ]);
+    assert_eq!(events(&one), events(&three));
     // the environment variable is the key when no flag is given
     let via_env = std::process::Command::new(env!("CARGO_BIN_EXE_faultline"))
         .args(["analyze", "--redact", "--format", "json", case])
-        .env(faultline::redact::KEY_ENV, &key)
+        .env(faultline::redact::KEY_ENV, key.trim())
         .output()
         .unwrap();
-    assert_eq!(String::from_utf8_lossy(&via_env.stdout), out);
-    assert!(!String::from_utf8_lossy(&via_env.stderr).contains("redaction key of this run"));
+    assert_eq!(
+        events(&String::from_utf8_lossy(&via_env.stdout)),
+        events(&one)
+    );
+    // an empty key file stops the run before anything is written
+    let empty = dir.path().join("empty.key");
+    std::fs::write(&empty, "").unwrap();
+    let (code, out, err) = run(&[
+        "analyze",
+        "--redact-key-file",
+        empty.to_str().unwrap(),
+        case,
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty() && err.contains("empty"), "{err}");
 }

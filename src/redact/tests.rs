@@ -5,7 +5,7 @@ fn key(k: &str) -> Key {
 }
 
 fn plain() -> Redactor {
-    Redactor::new(&key("test-key"), &Known::default())
+    Redactor::new(&key("test-key"), &Known::default()).unwrap()
 }
 
 fn with_hosts(hosts: &[&str]) -> Redactor {
@@ -13,7 +13,7 @@ fn with_hosts(hosts: &[&str]) -> Redactor {
         hosts: hosts.iter().map(|h| h.to_string()).collect(),
         serials: BTreeSet::new(),
     };
-    Redactor::new(&key("test-key"), &known)
+    Redactor::new(&key("test-key"), &known).unwrap()
 }
 
 /// Every sample of every class is replaced (its value is gone, an alias of the class stands in
@@ -127,10 +127,13 @@ fn aliases_depend_on_the_key() {
         hosts: ["gpu-node-07".to_string()].into(),
         serials: BTreeSet::new(),
     };
-    let a = Redactor::new(&key("one"), &known);
-    let b = Redactor::new(&key("two"), &known);
+    let a = Redactor::new(&key("one"), &known).unwrap();
+    let b = Redactor::new(&key("two"), &known).unwrap();
     let line = "gpu-node-07 10.1.2.3 alice@example.com";
-    assert_eq!(a.text(line), Redactor::new(&key("one"), &known).text(line));
+    assert_eq!(
+        a.text(line),
+        Redactor::new(&key("one"), &known).unwrap().text(line)
+    );
     let (x, y) = (a.text(line), b.text(line));
     for (p, q) in x.split(' ').zip(y.split(' ')) {
         assert_ne!(p, q, "{x} / {y}");
@@ -162,7 +165,7 @@ fn structured_values() {
         hosts: BTreeSet::new(),
         serials: ["1324021076543".to_string()].into(),
     };
-    let k = Redactor::new(&key("test-key"), &known);
+    let k = Redactor::new(&key("test-key"), &known).unwrap();
     assert_eq!(
         k.text("| 1324021076543 |"),
         format!("| {} |", k.serial("1324021076543"))
