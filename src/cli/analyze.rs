@@ -176,7 +176,10 @@ fn options(a: &AnalyzeArgs) -> Result<Options, ExitCode> {
         paths: a.paths.clone(),
         rule_files: a.rules.clone(),
         time: time_options(a.year, zone),
-        limits: a.caps.limits(),
+        limits: {
+            faultline::input::set_follow_links(a.caps.follow_links);
+            a.caps.limits()
+        },
         parallel_chunks: true,
         filter,
         exclude: a.exclude.clone(),

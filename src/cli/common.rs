@@ -202,6 +202,10 @@ pub(super) fn redaction_failed(e: &str) -> std::process::ExitCode {
 /// bundle).
 #[derive(clap::Args)]
 pub(super) struct CapArgs {
+    /// Follow symbolic links inside an input folder wherever they lead (by default a link whose
+    /// target is outside the folder is skipped with a warning that names it).
+    #[arg(long)]
+    pub(super) follow_links: bool,
     /// Cap on decompressed bytes per archive member or compressed file.
     #[arg(long, default_value_t = 4 << 30)]
     max_member_bytes: u64,

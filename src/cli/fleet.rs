@@ -136,7 +136,10 @@ pub(super) fn run_scan(a: ScanArgs) -> ExitCode {
         paths: a.paths.clone(),
         shard: a.shard.unwrap_or(fleet::Shard::ALL),
         time: time_options(a.year, zone),
-        limits: a.caps.limits(),
+        limits: {
+            faultline::input::set_follow_links(a.caps.follow_links);
+            a.caps.limits()
+        },
         progress: !a.quiet && std::io::stderr().is_terminal(),
         exclude: a.exclude.clone(),
     };
@@ -179,6 +182,7 @@ pub(super) fn run_scan(a: ScanArgs) -> ExitCode {
 /// `scan --list`: how the files were grouped into bundles, without reading them.
 fn run_list(a: &ScanArgs) -> ExitCode {
     use faultline::fleet;
+    faultline::input::set_follow_links(a.caps.follow_links);
     let mut found = fleet::discover(&a.paths);
     found.exclude(&a.exclude);
     let mut bundles = fleet::scan::select(found.bundles, a.shard.unwrap_or(fleet::Shard::ALL));

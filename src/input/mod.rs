@@ -160,6 +160,43 @@ pub fn split_host(arg: &str) -> (String, Option<String>) {
     (arg.to_string(), None)
 }
 
+static FOLLOW_LINKS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// `--follow-links`: follow symbolic links inside an input folder wherever they lead (off by
+/// default: a link whose target is outside the folder is skipped with a warning).
+pub fn set_follow_links(on: bool) {
+    FOLLOW_LINKS.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether `p`, an entry of the input folder `root`, is a symbolic link whose target lies
+/// outside `root` and must not be followed: the warning that names it, or `None` to go on.
+/// A bundle is untrusted: `kern.log -> /var/log/kern.log` would quote the analyzing machine's
+/// own logs back to whoever uploaded the folder.
+pub fn outside_link(root: &Path, p: &Path) -> Option<String> {
+    if FOLLOW_LINKS.load(std::sync::atomic::Ordering::Relaxed) {
+        return None;
+    }
+    let meta = std::fs::symlink_metadata(p).ok()?;
+    if !meta.file_type().is_symlink() {
+        return None;
+    }
+    let target = std::fs::read_link(p)
+        .map(|t| t.display().to_string())
+        .unwrap_or_default();
+    let inside = match (root.canonicalize(), p.canonicalize()) {
+        (Ok(r), Ok(t)) => t.starts_with(&r),
+        // a dangling link: opening it fails later with its own warning
+        (Ok(_), Err(_)) => return None,
+        _ => false,
+    };
+    (!inside).then(|| {
+        format!(
+            "{}: symbolic link to {target}, outside the input folder: skipped (--follow-links follows it)",
+            p.display()
+        )
+    })
+}
+
 /// Walks the arguments; returns files in deterministic order and warnings for what was skipped.
 pub fn discover(args: &[String]) -> (Vec<Found>, Vec<String>) {
     let mut found = Vec::new();
@@ -236,6 +273,10 @@ fn walk(
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         if name.starts_with('.') {
+            continue;
+        }
+        if let Some(w) = outside_link(root, &p) {
+            warnings.push(w);
             continue;
         }
         let meta = match std::fs::metadata(&p) {
