@@ -70,13 +70,20 @@ pub(super) fn load_knowledge(files: &[String]) -> Result<Knowledge, ExitCode> {
         match std::fs::read_to_string(f) {
             Ok(t) => texts.push(t),
             Err(e) => {
-                eprintln!("faultline: --rules {f}: {e}");
+                eprintln!(
+                    "faultline: --rules {}: {}",
+                    faultline::report::terminal_safe(f),
+                    faultline::report::terminal_safe(&e.to_string())
+                );
                 return Err(ExitCode::from(2));
             }
         }
     }
     Knowledge::load(&texts).map_err(|e| {
-        eprintln!("faultline: rules: {e}");
+        eprintln!(
+            "faultline: rules: {}",
+            faultline::report::terminal_safe(&e.to_string())
+        );
         ExitCode::from(2)
     })
 }

@@ -112,6 +112,7 @@ fn fleet_format(f: Option<FleetFormat>, output: Option<&str>) -> FleetFormat {
 
 pub(super) fn run_scan(a: ScanArgs) -> ExitCode {
     use faultline::fleet;
+    super::output::stop_when_reader_gone(a.output.as_deref());
     if let Some(j) = a.jobs {
         let _ = rayon::ThreadPoolBuilder::new()
             .num_threads(j.max(1))

@@ -327,10 +327,58 @@ fn host_like(name: &str) -> bool {
         && name
             .bytes()
             .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'.' || c == b'_')
-        && !matches!(
-            name,
-            "var" | "log" | "logs" | "tmp" | "etc" | "proc" | "sys" | "run" | "home" | "root"
-        )
+        && !generic_folder(name)
+}
+
+/// Folder names that hold logs but name no host (`slurm/`, `logs/`, `nodes/`): never taken as
+/// hosts, by folder per host or by redaction (which would alias `SLURM` inside
+/// `SLURM_JOB_NODELIST`).
+pub fn generic_folder(name: &str) -> bool {
+    matches!(
+        name.to_ascii_lowercase().as_str(),
+        "var"
+            | "log"
+            | "logs"
+            | "tmp"
+            | "temp"
+            | "etc"
+            | "proc"
+            | "sys"
+            | "run"
+            | "home"
+            | "root"
+            | "slurm"
+            | "nodes"
+            | "node"
+            | "hosts"
+            | "host"
+            | "jobs"
+            | "job"
+            | "data"
+            | "output"
+            | "outputs"
+            | "results"
+            | "result"
+            | "bundle"
+            | "bundles"
+            | "reports"
+            | "report"
+            | "journal"
+            | "syslog"
+            | "kubernetes"
+            | "k8s"
+            | "pods"
+            | "containers"
+            | "nvidia"
+            | "gpu"
+            | "gpus"
+            | "case"
+            | "cases"
+            | "incident"
+            | "incidents"
+            | "collected"
+            | "dump"
+    )
 }
 
 /// Folder per host inside an archive: the first folder of a member's name names its host

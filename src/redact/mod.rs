@@ -229,6 +229,7 @@ fn plain_host(h: &str) -> bool {
         || h.parse::<std::net::IpAddr>().is_ok()
         || h.bytes().all(|c| c.is_ascii_digit() || c == b'.')
         || h.bytes().any(|c| c.is_ascii_whitespace())
+        || crate::input::generic_folder(h)
 }
 
 /// A rule over what the analysis knows.
