@@ -103,6 +103,7 @@ thread_local! {
 /// memory is reused for the next block of a stream).
 pub(super) fn forget_stamps() {
     MEMO.with(|m| *m.borrow_mut() = StampMemo::default());
+    crate::formats::record::forget_file_time();
 }
 
 /// The stamp and host of one line, if it has a time.
