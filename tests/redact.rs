@@ -173,6 +173,125 @@ const PLANTED: &[(&str, &str, &str)] = &[
     ("home path", "cwd /home/fgarcia/run", "fgarcia"),
     ("macos home path", "/Users/gkimura/Downloads", "gkimura"),
     ("serial", "Serial Number: PKAQ1234X0042", "pkaq1234x0042"),
+    // issue 37: classes that survived before
+    (
+        "presigned s3 signature",
+        "url https://b.s3.amazonaws.com/x?X-Amz-Signature=9f8e7d6c5b4a3928aa77",
+        "9f8e7d6c5b4a3928aa77",
+    ),
+    (
+        "presigned s3 credential",
+        "?X-Amz-Credential=AKIAI44QH8DHBEXAMPLE%2F2026",
+        "akiai44qh8dhbexample",
+    ),
+    ("azure sas sig", "sas ?sv=2022&sig=AbCdZz9EfGhQ%3D&se=1", "abcdzz9efghq"),
+    (
+        "gcs signature",
+        "?X-Goog-Signature=0a1b2c3d4e5f6a7b99",
+        "0a1b2c3d4e5f6a7b99",
+    ),
+    (
+        "azure account key",
+        "AccountName=zeusacct;AccountKey=Zm9vYmFyYmF6cXV4QQ==;",
+        "zm9vymfyymf6cxv4qq",
+    ),
+    ("azure account name", "AccountName=zeusacct2;", "zeusacct2"),
+    (
+        "slack webhook",
+        "POST hooks.slack.com/services/T0123/B0456/XyZsecretPart9",
+        "xyzsecretpart9",
+    ),
+    (
+        "discord webhook",
+        "discord.com/api/webhooks/123456789/AbC-dEf_ghiJK",
+        "abc-def_ghijk",
+    ),
+    ("webhook secret", "WEBHOOK_SECRET=whsec_77abcdefg", "whsec_77abcdefg"),
+    ("db password var", "DB_PASS=s3cretDbPass1 ./run", "s3cretdbpass1"),
+    ("mysql pwd var", "MYSQL_PWD=myPw0rd77 mysql", "mypw0rd77"),
+    ("mysql -p", "mysql -u root -phunter4242 shop", "hunter4242"),
+    ("sshpass", "sshpass -p topsecret99 ssh x", "topsecret99"),
+    (
+        "pem private key",
+        "-----BEGIN PRIVATE KEY-----MIIEvQIBADANBgkqhkiG9w0BAQEFAASC-----END PRIVATE KEY-----",
+        "miievqibadanbgkqhkig9w0",
+    ),
+    (
+        "ssh key comment",
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6 hwayne@olympus",
+        "hwayne",
+    ),
+    (
+        "ssh public key",
+        "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC7 x",
+        "aaaab3nzac1yc2eaaaadaqab",
+    ),
+    ("master addr", "MASTER_ADDR=zephyrus MASTER_PORT=1", "zephyrus"),
+    ("--master_addr", "torchrun --master_addr boreas --nnodes 2", "boreas"),
+    ("nfs server without digit", "nfs: server zeusfs not responding", "zeusfs"),
+    ("on host", "lost on host apollon (exit 1)", "apollon"),
+    ("nccl peer name", "completion from peer poseidon<44163>", "poseidon"),
+    ("domain .co", "ssh gpu-ctl-03.hpc.acme.co", "gpu-ctl-03"),
+    ("domain .xyz", "resolve login.zorg.xyz", "zorg"),
+    ("domain .in", "proxy cache.cluster.tatacomm.in", "tatacomm"),
+    ("domain .it", "mount storage.unimi.it:/x", "unimi"),
+    ("domain .es", "nas.marenostrum.es", "marenostrum"),
+    ("domain .pl", "ntp time.cyfronet.pl", "cyfronet"),
+    ("domain .me", "vpn.kowalski.me up", "kowalski"),
+    ("domain .sh", "deploy.hpcops.sh ok", "hpcops"),
+    ("domain .tv", "cdn.streamco.tv", "streamco"),
+    ("bare ib guid", "switch S-248a070300f1e2d0 port 3", "248a070300f1e2d0"),
+    ("guid 4x4", "port 0c42:a103:00f1:e2d2 up", "0c42:a103:00f1:e2d2"),
+    (
+        "cloud instance",
+        "instance i-0abcd1234ef567890 impaired",
+        "0abcd1234ef567890",
+    ),
+    ("s3 bucket", "s3://acme-ml-checkpoints/run7", "acme-ml-checkpoints"),
+    ("gcs bucket", "gs://zeus-training-data/x", "zeus-training-data"),
+    (
+        "virtual-host bucket",
+        "https://acme-datasets.s3.us-east-1.amazonaws.com/x",
+        "acme-datasets",
+    ),
+    (
+        "azure blob account",
+        "https://zeusstore.blob.core.windows.net/c",
+        "zeusstore",
+    ),
+    ("mac without separators", "HWaddr 0c42a1030077", "0c42a1030077"),
+    ("ipv4 with leading zeros", "ping 010.077.001.099", "010.077.001.099"),
+    (
+        "nccl remoteGids",
+        "localGid fe80::1 remoteGidsfd00:1148:0:0:a288:c2ff:fe03:ff1f hca mlx5_0",
+        "a288:c2ff:fe03:ff1f",
+    ),
+    (
+        "uuid after _",
+        "job_5d7c1e2a-3b4c-4d5e-8f90-a1b2c3d4e5f7",
+        "5d7c1e2a-3b4c",
+    ),
+    ("mac after _", "port_0c:42:a1:03:00:55", "0c:42:a1:03:00:55"),
+    (
+        "token after _",
+        "cfg_hf_ZyXwVuTsRqPoNmLkJiHgFeDcBa987654",
+        "zyxwvutsrqponmlkjihg",
+    ),
+    (
+        "pod log path namespace",
+        "/var/log/pods/team-nlp_trainer-5f7d8c9b-q8w2e_7c1e2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b/main/0.log",
+        "team-nlp",
+    ),
+    (
+        "pod log path pod",
+        "var/log/pods/team-cv_trainer-6a7b8c9d-x1y2z_8c1e2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b/main/0.log",
+        "trainer-6a7b8c9d",
+    ),
+    (
+        "pod log path uid",
+        "var/log/pods/team-cv_w-1_9d1e2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b/main/0.log",
+        "9d1e2a3b-4c5d",
+    ),
 ];
 
 /// Values planted in file and folder names (and the host folders' names).
@@ -184,6 +303,12 @@ const IN_NAMES: &[&str] = &[
     "bwayne@example.com",
     "ljonesy",
     "10.9.8.7",
+    // archive member names (folders and files inside a tar)
+    "frankmiller",
+    "team-ops",
+    "monitor-7c9d",
+    "1c2d3e4f-1111",
+    "login.zorg2.xyz",
 ];
 
 /// The case: two host folders, planted lines, identifiers in file names, a user's home folder,
@@ -211,6 +336,25 @@ fn plant(root: &Path) {
     )
     .unwrap();
     std::fs::write(b.join("bad-10.9.8.7.gz"), b"\x1f\x8b\x08\x00garbage").unwrap();
+    // a tar whose member names hold a home folder, a pod log path and a domain
+    let xid = b"[ 1795956.000000] NVRM: Xid (PCI:0000:5e:00): 31, pid=78, name=python, MMU Fault\n";
+    let mut t = tar::Builder::new(Vec::new());
+    for name in [
+        "home/frankmiller/dmesg.log",
+        "var/log/pods/team-ops_monitor-7c9d_1c2d3e4f-1111-4222-8333-944445555777/main/0.log",
+        "login.zorg2.xyz/kern.log",
+    ] {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(xid.len() as u64);
+        h.set_mode(0o644);
+        h.set_cksum();
+        t.append_data(&mut h, name, &xid[..]).unwrap();
+    }
+    std::fs::write(
+        root.join("dgx-b200-4").join("bundle.tar"),
+        t.into_inner().unwrap(),
+    )
+    .unwrap();
 }
 
 /// The planted values `out` still holds (case-insensitive).
@@ -242,7 +386,7 @@ fn no_planted_value_survives_in_any_format() {
     let root = dir.path().join("case");
     plant(&root);
     let case = root.to_str().unwrap();
-    assert!(PLANTED.len() + IN_NAMES.len() >= 30);
+    assert!(PLANTED.len() + IN_NAMES.len() >= 80);
     // without --redact every planted value is in the report: the test can fail
     let (plain, _) = ok(&["analyze", "--format", "json", case]);
     let seen = survivors(&plain);
@@ -252,7 +396,9 @@ fn no_planted_value_survives_in_any_format() {
         "planted values missing from the plain report: the case no longer tests them"
     );
     let key = "test-key-one";
-    let alias = Redactor::new(&Key::new(key), &Known::default()).alias("host", "gpu-node-07");
+    let alias = Redactor::new(&Key::new(key), &Known::default())
+        .unwrap()
+        .alias("host", "gpu-node-07");
     let mut outputs: Vec<(String, String, String)> = Vec::new();
     for fmt in ["json", "text", "markdown", "html"] {
         let (out, err) = ok(&["analyze", "--redact-key", key, "--format", fmt, case]);
@@ -263,7 +409,7 @@ fn no_planted_value_survives_in_any_format() {
         outputs.push((format!("timeline {fmt}"), out, err));
     }
     let scan_root = dir.path().to_str().unwrap();
-    for fmt in ["jsonl", "text"] {
+    for fmt in ["jsonl", "text", "openmetrics"] {
         let (out, err) = ok(&["scan", "--redact-key", key, "--format", fmt, scan_root]);
         outputs.push((format!("scan {fmt}"), out, err));
     }
@@ -292,7 +438,7 @@ fn no_planted_value_survives_in_any_format() {
         assert!(left.is_empty(), "{what} (stderr): survivors {left:?}");
         // (merge's JSON Lines output is the fleet summary alone: counts, no host)
         assert!(
-            what == "merge jsonl" || out.contains(&alias),
+            what == "merge jsonl" || what == "scan openmetrics" || out.contains(&alias),
             "{what}: the host's alias {alias} is missing"
         );
     }
@@ -338,28 +484,85 @@ fn no_planted_value_survives_in_any_format() {
     }
 }
 
+/// Finding 3 (issue 37): a random key is never printed (stderr next to a report let small
+/// spaces be brute-forced back); `--redact-key-file` writes it once and reads it after, and the
+/// report says whether its aliases are stable across runs.
 #[test]
-fn a_random_key_is_printed_and_used() {
+fn a_random_key_is_never_printed_and_a_key_file_keeps_it() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("case");
     plant(&root);
     let case = root.to_str().unwrap();
     let (out, err) = ok(&["analyze", "--redact", "--format", "json", case]);
-    let key = err
-        .lines()
-        .find_map(|l| l.strip_prefix("faultline: redaction key of this run"))
-        .and_then(|l| l.rsplit(' ').next())
-        .unwrap_or_else(|| panic!("no key on stderr: {err}"))
-        .to_string();
-    assert_eq!(key.len(), 64, "{key}");
-    let again = run(&["analyze", "--redact-key", &key, "--format", "json", case]).1;
-    assert_eq!(out, again, "the printed key reproduces the aliases");
+    assert!(!err.contains("redaction key"), "{err}");
+    // nothing 64 hex digits long anywhere: the key is not shown
+    for text in [&out, &err] {
+        let hex_run = text
+            .split(|c: char| !c.is_ascii_hexdigit())
+            .any(|w| w.len() >= 64);
+        assert!(!hex_run, "a key-like value is shown");
+    }
+    assert!(
+        out.contains("aliases are NOT stable across runs"),
+        "no note"
+    );
+    let again = ok(&["analyze", "--redact", "--format", "json", case]).0;
+    assert_ne!(out, again, "two random keys, two sets of aliases");
+    // the key file: written on the first run (owner only), read on the next
+    let file = dir.path().join("redact.key");
+    let f = file.to_str().unwrap();
+    let (one, err) = ok(&["analyze", "--redact-key-file", f, "--format", "json", case]);
+    let key = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(key.trim().len(), 64);
+    assert!(!err.contains(key.trim()) && !one.contains(key.trim()));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(
+            mode & 0o077,
+            0,
+            "the key file is readable by others: {mode:o}"
+        );
+    }
+    assert!(one.contains("written to the key file"), "no note");
+    let (two, _) = ok(&["analyze", "--redact-key-file", f, "--format", "json", case]);
+    assert!(two.contains("read from the key file"));
+    let events = |s: &str| s.split("\"incidents\"").next().unwrap().to_string();
+    assert_eq!(
+        events(&one),
+        events(&two),
+        "the key file gives the same aliases"
+    );
+    // the key of the file given as --redact-key: the same aliases too
+    let (three, _) = ok(&[
+        "analyze",
+        "--redact-key",
+        key.trim(),
+        "--format",
+        "json",
+        case,
+    ]);
+    assert_eq!(events(&one), events(&three));
     // the environment variable is the key when no flag is given
     let via_env = std::process::Command::new(env!("CARGO_BIN_EXE_faultline"))
         .args(["analyze", "--redact", "--format", "json", case])
-        .env(faultline::redact::KEY_ENV, &key)
+        .env(faultline::redact::KEY_ENV, key.trim())
         .output()
         .unwrap();
-    assert_eq!(String::from_utf8_lossy(&via_env.stdout), out);
-    assert!(!String::from_utf8_lossy(&via_env.stderr).contains("redaction key of this run"));
+    assert_eq!(
+        events(&String::from_utf8_lossy(&via_env.stdout)),
+        events(&one)
+    );
+    // an empty key file stops the run before anything is written
+    let empty = dir.path().join("empty.key");
+    std::fs::write(&empty, "").unwrap();
+    let (code, out, err) = run(&[
+        "analyze",
+        "--redact-key-file",
+        empty.to_str().unwrap(),
+        case,
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty() && err.contains("empty"), "{err}");
 }

@@ -402,7 +402,8 @@ fn report_all(a: &faultline::Analysis, k: &Knowledge) {
     let _ = faultline::report::markdown::render(&rep, &k.catalog);
     let _ = faultline::report::html::render(&rep, &k.catalog);
     // the redaction pass over the report's values, then every renderer of the redacted report
-    let red = faultline::redact::for_analysis(&faultline::redact::Key::new("fuzz"), a);
+    let red = faultline::redact::for_analysis(&faultline::redact::Key::new("fuzz"), a)
+        .expect("the redactor builds");
     let mut hidden = rep.clone();
     red.report(&mut hidden);
     let redacted = faultline::report::json::to_string(&hidden);

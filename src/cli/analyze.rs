@@ -1,8 +1,8 @@
 //! `faultline analyze` and `faultline timeline`.
 
 use super::common::{
-    load_knowledge, parse_fail_on, parse_tz, print_warnings, redaction_key, time_options, CapArgs,
-    RedactArgs,
+    load_knowledge, parse_fail_on, parse_tz, print_warnings, redaction_failed, redaction_key,
+    time_options, CapArgs, RedactArgs,
 };
 use super::output::{extension, output_path, write_output, write_output_with};
 use clap::{Args, ValueEnum};
@@ -139,7 +139,15 @@ fn analyze(a: AnalyzeArgs, timeline_only: bool) -> Result<ExitCode, ExitCode> {
     let key = redaction_key(&a.redact, a.quiet)?;
     let mut analysis = faultline::analyze(&opts, &knowledge);
     drop(spinner);
-    let redactor = key.map(|k| faultline::redact::for_analysis(&k, &analysis));
+    let redactor = match key.map(|(k, note)| (faultline::redact::for_analysis(&k, &analysis), note))
+    {
+        Some((Err(e), _)) => return Err(redaction_failed(&e)),
+        Some((Ok(r), note)) => {
+            analysis.notes.push(note);
+            Some(r)
+        }
+        None => None,
+    };
     let shown = |w: &String| redactor.as_ref().map_or_else(|| w.clone(), |r| r.text(w));
     if !a.quiet {
         let warnings: Vec<String> = analysis.warnings.iter().map(shown).collect();
@@ -171,7 +179,10 @@ fn options(a: &AnalyzeArgs) -> Result<Options, ExitCode> {
         paths: a.paths.clone(),
         rule_files: a.rules.clone(),
         time: time_options(a.year, zone),
-        limits: a.caps.limits(),
+        limits: {
+            faultline::input::set_follow_links(a.caps.follow_links);
+            a.caps.limits()
+        },
         parallel_chunks: true,
         filter,
         exclude: a.exclude.clone(),
@@ -186,10 +197,18 @@ fn output(
     redactor: Option<&faultline::redact::Redactor>,
     knowledge: &faultline::Knowledge,
 ) -> Result<(), ExitCode> {
-    let outcome = if format == OutFormat::Json && !timeline_only && redactor.is_none() {
-        // each event's JSON form made as it is written: the events are never held twice
-        write_output_with(a.output.as_deref(), &a.paths, |w| {
-            report::json::write_taking(analysis, &knowledge.catalog, w)
+    let outcome = if format == OutFormat::Json && !timeline_only {
+        // each event's JSON form made (and redacted) as it is written: the events are never
+        // held twice
+        write_output_with(a.output.as_deref(), &a.paths, |w| match redactor {
+            None => report::json::write_taking(analysis, &knowledge.catalog, w),
+            Some(r) => report::json::write_rewritten(
+                analysis,
+                &knowledge.catalog,
+                w,
+                |rep| r.report_but_events(rep),
+                |e| r.event(e),
+            ),
         })
     } else {
         write_report(a, format, timeline_only, analysis, redactor, knowledge)

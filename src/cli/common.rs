@@ -70,13 +70,20 @@ pub(super) fn load_knowledge(files: &[String]) -> Result<Knowledge, ExitCode> {
         match std::fs::read_to_string(f) {
             Ok(t) => texts.push(t),
             Err(e) => {
-                eprintln!("faultline: --rules {f}: {e}");
+                eprintln!(
+                    "faultline: --rules {}: {}",
+                    faultline::report::terminal_safe(f),
+                    faultline::report::terminal_safe(&e.to_string())
+                );
                 return Err(ExitCode::from(2));
             }
         }
     }
     Knowledge::load(&texts).map_err(|e| {
-        eprintln!("faultline: rules: {e}");
+        eprintln!(
+            "faultline: rules: {}",
+            faultline::report::terminal_safe(&e.to_string())
+        );
         ExitCode::from(2)
     })
 }
@@ -158,42 +165,54 @@ pub(super) struct RedactArgs {
     #[arg(long)]
     pub(super) redact_serials: bool,
     /// Key of the aliases (implies --redact): the same key gives the same aliases in every
-    /// format and run. Default: $FAULTLINE_REDACT_KEY, else a random key printed on stderr.
+    /// format and run. Default: $FAULTLINE_REDACT_KEY, else --redact-key-file, else a random
+    /// key that is never shown (the aliases are then not stable across runs).
     #[arg(long, value_name = "KEY")]
     pub(super) redact_key: Option<String>,
+    /// File of the key (implies --redact): read when it exists, else a random key is drawn and
+    /// written to it (mode 0600), so that later runs give the same aliases.
+    #[arg(long, value_name = "FILE")]
+    pub(super) redact_key_file: Option<std::path::PathBuf>,
 }
 
-/// The key of this run when redaction is asked for; a random one is printed on stderr so that
-/// a later run can give the same aliases.
+/// The key of this run when redaction is asked for, and the note that says whether its aliases
+/// are stable across runs. A random key is never printed.
 pub(super) fn redaction_key(
     r: &RedactArgs,
-    quiet: bool,
-) -> Result<Option<faultline::redact::Key>, std::process::ExitCode> {
-    if !(r.redact || r.redact_serials || r.redact_key.is_some()) {
+    _quiet: bool,
+) -> Result<Option<(faultline::redact::Key, String)>, std::process::ExitCode> {
+    if !(r.redact || r.redact_serials || r.redact_key.is_some() || r.redact_key_file.is_some()) {
         return Ok(None);
     }
-    match faultline::redact::Key::for_run(r.redact_key.as_deref()) {
-        Ok((k, Some(text))) => {
-            if !quiet {
-                eprintln!(
-                    "faultline: redaction key of this run (give it as --redact-key or {} to get the same aliases again): {text}",
-                    faultline::redact::KEY_ENV
-                );
-            }
-            Ok(Some(k))
-        }
-        Ok((k, None)) => Ok(Some(k)),
+    match faultline::redact::Key::for_run(r.redact_key.as_deref(), r.redact_key_file.as_deref()) {
+        Ok((k, origin)) => Ok(Some((k, origin.note()))),
         Err(e) => {
-            eprintln!("faultline: --redact: no random key could be drawn ({e}); give --redact-key");
+            eprintln!(
+                "faultline: --redact: {}",
+                faultline::report::terminal_safe(&e)
+            );
             Err(std::process::ExitCode::from(2))
         }
     }
+}
+
+/// A redaction rule could not be built: the run stops before anything is written.
+pub(super) fn redaction_failed(e: &str) -> std::process::ExitCode {
+    eprintln!(
+        "faultline: --redact: {}; nothing was written",
+        faultline::report::terminal_safe(e)
+    );
+    std::process::ExitCode::from(2)
 }
 
 /// The caps on what an input may cost (analyze, timeline, scan; for `scan` the total is per
 /// bundle).
 #[derive(clap::Args)]
 pub(super) struct CapArgs {
+    /// Follow symbolic links inside an input folder wherever they lead (by default a link whose
+    /// target is outside the folder is skipped with a warning that names it).
+    #[arg(long)]
+    pub(super) follow_links: bool,
     /// Cap on decompressed bytes per archive member or compressed file.
     #[arg(long, default_value_t = 4 << 30)]
     max_member_bytes: u64,

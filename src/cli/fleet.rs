@@ -1,8 +1,8 @@
 //! `faultline scan` and `faultline merge`.
 
 use super::common::{
-    load_knowledge, parse_fail_on, parse_tz, print_warnings, redaction_key, time_options, CapArgs,
-    RedactArgs,
+    load_knowledge, parse_fail_on, parse_tz, print_warnings, redaction_failed, redaction_key,
+    time_options, CapArgs, RedactArgs,
 };
 use super::output::{extension, output_path, write_output};
 use clap::{Args, ValueEnum};
@@ -112,6 +112,7 @@ fn fleet_format(f: Option<FleetFormat>, output: Option<&str>) -> FleetFormat {
 
 pub(super) fn run_scan(a: ScanArgs) -> ExitCode {
     use faultline::fleet;
+    super::output::stop_when_reader_gone(a.output.as_deref());
     if let Some(j) = a.jobs {
         let _ = rayon::ThreadPoolBuilder::new()
             .num_threads(j.max(1))
@@ -136,7 +137,10 @@ pub(super) fn run_scan(a: ScanArgs) -> ExitCode {
         paths: a.paths.clone(),
         shard: a.shard.unwrap_or(fleet::Shard::ALL),
         time: time_options(a.year, zone),
-        limits: a.caps.limits(),
+        limits: {
+            faultline::input::set_follow_links(a.caps.follow_links);
+            a.caps.limits()
+        },
         progress: !a.quiet && std::io::stderr().is_terminal(),
         exclude: a.exclude.clone(),
     };
@@ -145,9 +149,15 @@ pub(super) fn run_scan(a: ScanArgs) -> ExitCode {
         Err(code) => return code,
     };
     let mut result = fleet::scan(&opts, &knowledge);
-    if let Some(k) = &key {
-        let r =
-            faultline::redact::Redactor::new(k, &faultline::redact::fleet::known(&result.lines));
+    if let Some((k, note)) = &key {
+        result.notes.push(note.clone());
+        let r = match faultline::redact::Redactor::new(
+            k,
+            &faultline::redact::fleet::known(&result.lines),
+        ) {
+            Ok(r) => r,
+            Err(e) => return redaction_failed(&e),
+        };
         r.fleet(&mut result.lines, &mut result.summary);
         r.all(&mut result.notes);
     }
@@ -173,14 +183,19 @@ pub(super) fn run_scan(a: ScanArgs) -> ExitCode {
 /// `scan --list`: how the files were grouped into bundles, without reading them.
 fn run_list(a: &ScanArgs) -> ExitCode {
     use faultline::fleet;
+    faultline::input::set_follow_links(a.caps.follow_links);
     let mut found = fleet::discover(&a.paths);
     found.exclude(&a.exclude);
     let mut bundles = fleet::scan::select(found.bundles, a.shard.unwrap_or(fleet::Shard::ALL));
     let mut notes = found.notes;
     match redaction_key(&a.redact, a.quiet) {
-        Ok(Some(k)) => {
+        Ok(Some((k, note))) => {
+            notes.push(note);
             let known = faultline::redact::fleet::known_bundles(&bundles);
-            let r = faultline::redact::Redactor::new(&k, &known);
+            let r = match faultline::redact::Redactor::new(&k, &known) {
+                Ok(r) => r,
+                Err(e) => return redaction_failed(&e),
+            };
             bundles.iter_mut().for_each(|b| r.bundle(b));
             r.all(&mut notes);
         }
@@ -245,8 +260,15 @@ pub(super) fn run_merge(a: MergeArgs) -> ExitCode {
         Err(code) => return code,
     };
     let mut m = fleet::merge(&a.files, a.expect);
-    if let Some(k) = &key {
-        let r = faultline::redact::Redactor::new(k, &faultline::redact::fleet::known(&m.lines));
+    if let Some((k, note)) = &key {
+        if !a.quiet {
+            eprintln!("faultline: note: {note}");
+        }
+        let r =
+            match faultline::redact::Redactor::new(k, &faultline::redact::fleet::known(&m.lines)) {
+                Ok(r) => r,
+                Err(e) => return redaction_failed(&e),
+            };
         r.fleet(&mut m.lines, &mut m.summary);
         r.all(&mut m.warnings);
         r.all(&mut m.incomplete);

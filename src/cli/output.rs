@@ -51,11 +51,12 @@ extern "C" fn remove_temp_and_die(sig: libc::c_int) {
     }
 }
 
-/// Installs the handler that removes the temp file on SIGINT, SIGTERM and SIGHUP (once).
+/// Installs the handler that removes the temp file on SIGINT, SIGTERM, SIGHUP and SIGXFSZ (a
+/// write past `ulimit -f`) (once).
 fn guard_temp_file(tmp: &std::path::Path) {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGXFSZ] {
             // SAFETY: the handler only makes async-signal-safe calls
             unsafe {
                 let mut sa: libc::sigaction = std::mem::zeroed();
@@ -74,6 +75,41 @@ fn guard_temp_file(tmp: &std::path::Path) {
 /// The temp file is gone or renamed: the handler has nothing to remove.
 fn release_temp_file() {
     TEMP_FILE.store(std::ptr::null_mut(), std::sync::atomic::Ordering::SeqCst);
+}
+
+/// When the results go to stdout and stdout is a pipe or a socket, a thread that ends the
+/// process as soon as the reader is gone (`scan | head`): a scan writes its results at the end,
+/// and would otherwise go on for minutes for no one.
+pub(super) fn stop_when_reader_gone(path: Option<&str>) {
+    if output_path(path).is_some() {
+        return;
+    }
+    // SAFETY: fstat on fd 1 into a zeroed struct
+    let piped = unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        libc::fstat(1, &mut st) == 0
+            && matches!(st.st_mode & libc::S_IFMT, libc::S_IFIFO | libc::S_IFSOCK)
+    };
+    if !piped {
+        return;
+    }
+    let _ = std::thread::Builder::new()
+        .name("stdout-reader".into())
+        .spawn(|| loop {
+            let mut p = libc::pollfd {
+                fd: 1,
+                events: 0,
+                revents: 0,
+            };
+            // SAFETY: one pollfd, valid for the call; POLLERR/POLLHUP are always reported
+            let n = unsafe { libc::poll(&mut p, 1, 200) };
+            if n > 0 && p.revents & (libc::POLLERR | libc::POLLHUP) != 0 {
+                std::process::exit(0);
+            }
+            if n < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                return;
+            }
+        });
 }
 
 /// `-o -` is stdout, as no `-o` at all.

@@ -292,10 +292,17 @@ struct Listing {
     dirs: Vec<PathBuf>,
 }
 
-fn list(dir: &Path, notes: &mut Vec<String>) -> std::io::Result<Listing> {
+fn list(root: &Path, dir: &Path, notes: &mut Vec<String>) -> std::io::Result<Listing> {
     let mut names: Vec<PathBuf> = std::fs::read_dir(dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| !file_name(p).starts_with('.'))
+        .filter(|p| match crate::input::outside_link(root, p) {
+            Some(w) => {
+                notes.push(w);
+                false
+            }
+            None => true,
+        })
         .collect();
     names.sort();
     let mut l = Listing {
@@ -358,7 +365,7 @@ impl Walker<'_> {
             ));
             return;
         }
-        let listing = match list(dir, &mut self.out.notes) {
+        let listing = match list(self.root, dir, &mut self.out.notes) {
             Ok(l) => l,
             Err(e) => {
                 let b = unreadable(
@@ -420,7 +427,7 @@ impl Walker<'_> {
             ));
             return;
         }
-        match list(dir, &mut self.out.notes) {
+        match list(self.root, dir, &mut self.out.notes) {
             Ok(l) => {
                 files.extend(l.files);
                 for d in l.dirs {

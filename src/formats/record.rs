@@ -340,8 +340,42 @@ pub fn record_stamp(buf: &[u8], start: usize, end: usize) -> Option<RecordTime> 
         }
     }
     // no record time: the file's, searched further back
+    file_time(buf, start).and_then(|ws| found(ws, Scope::File, (start, end)))
+}
+
+/// The last search for a file's time in one buffer: the buffer (address, length), the line
+/// start searched from, and the time found that many lines before it (`None`: none within
+/// [`HEADER_LINES`]). Candidates come in order, so each search goes on from the last one
+/// instead of reading the same 256 lines again (issue 37: untimed lines cost 256 reads each).
+type FileTimeMemo = Option<((usize, usize), usize, Option<(usize, WallStamp)>)>;
+
+thread_local! {
+    static FILE_TIME: std::cell::Cell<FileTimeMemo> = const { std::cell::Cell::new(None) };
+}
+
+/// Forgets the last search for a file's time (a buffer's memory is reused for the next block).
+pub fn forget_file_time() {
+    FILE_TIME.with(|m| m.set(None));
+}
+
+/// The file's time: the nearest line within [`HEADER_LINES`] before `start` whose time has the
+/// file's scope; the same result as reading those lines from scratch.
+fn file_time(buf: &[u8], start: usize) -> Option<WallStamp> {
+    let id = (buf.as_ptr() as usize, buf.len());
+    let last = FILE_TIME
+        .with(std::cell::Cell::take)
+        .filter(|(b, q, _)| *b == id && *q <= start);
     let mut pos = start;
-    for _ in 0..HEADER_LINES {
+    let mut result = None;
+    for k in 1..=HEADER_LINES {
+        if let Some((_, q, found)) = &last {
+            if pos == *q {
+                result = found
+                    .filter(|(d, _)| k - 1 + d <= HEADER_LINES)
+                    .map(|(d, ws)| (k - 1 + d, ws));
+                break;
+            }
+        }
         if pos == 0 {
             break;
         }
@@ -349,10 +383,12 @@ pub fn record_stamp(buf: &[u8], start: usize, end: usize) -> Option<RecordTime> 
         let ls = memchr::memrchr(b'\n', &buf[..le]).map_or(0, |p| p + 1);
         pos = ls;
         if let Some((ws, Scope::File)) = time_line(trim_cr(&buf[ls..le]).trim_ascii()) {
-            return found(ws, Scope::File, (start, end));
+            result = Some((k, ws));
+            break;
         }
     }
-    None
+    FILE_TIME.with(|m| m.set(Some((id, start, result))));
+    result.map(|(_, ws)| ws)
 }
 
 /// The human-readable message of a record: `Message = …` (lclog), `Description: …` (getsel),
@@ -384,6 +420,7 @@ mod tests {
         let at = text.find(needle).unwrap();
         let s = text[..at].rfind('\n').map_or(0, |p| p + 1);
         let e = at + text[at..].find('\n').unwrap_or(text.len() - at);
+        forget_file_time();
         record_stamp(text.as_bytes(), s, e).map(|r| {
             let w = r.stamp.wall.unwrap();
             (w.naive_secs, w.offset, r.scope)

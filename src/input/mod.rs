@@ -161,6 +161,43 @@ pub fn split_host(arg: &str) -> (String, Option<String>) {
     (arg.to_string(), None)
 }
 
+static FOLLOW_LINKS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// `--follow-links`: follow symbolic links inside an input folder wherever they lead (off by
+/// default: a link whose target is outside the folder is skipped with a warning).
+pub fn set_follow_links(on: bool) {
+    FOLLOW_LINKS.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether `p`, an entry of the input folder `root`, is a symbolic link whose target lies
+/// outside `root` and must not be followed: the warning that names it, or `None` to go on.
+/// A bundle is untrusted: `kern.log -> /var/log/kern.log` would quote the analyzing machine's
+/// own logs back to whoever uploaded the folder.
+pub fn outside_link(root: &Path, p: &Path) -> Option<String> {
+    if FOLLOW_LINKS.load(std::sync::atomic::Ordering::Relaxed) {
+        return None;
+    }
+    let meta = std::fs::symlink_metadata(p).ok()?;
+    if !meta.file_type().is_symlink() {
+        return None;
+    }
+    let target = std::fs::read_link(p)
+        .map(|t| t.display().to_string())
+        .unwrap_or_default();
+    let inside = match (root.canonicalize(), p.canonicalize()) {
+        (Ok(r), Ok(t)) => t.starts_with(&r),
+        // a dangling link: opening it fails later with its own warning
+        (Ok(_), Err(_)) => return None,
+        _ => false,
+    };
+    (!inside).then(|| {
+        format!(
+            "{}: symbolic link to {target}, outside the input folder: skipped (--follow-links follows it)",
+            p.display()
+        )
+    })
+}
+
 /// Walks the arguments; returns files in deterministic order and warnings for what was skipped.
 pub fn discover(args: &[String]) -> (Vec<Found>, Vec<String>) {
     let mut found = Vec::new();
@@ -239,6 +276,10 @@ fn walk(
         if name.starts_with('.') {
             continue;
         }
+        if let Some(w) = outside_link(root, &p) {
+            warnings.push(w);
+            continue;
+        }
         let meta = match std::fs::metadata(&p) {
             Ok(m) => m,
             Err(e) => {
@@ -287,10 +328,58 @@ fn host_like(name: &str) -> bool {
         && name
             .bytes()
             .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'.' || c == b'_')
-        && !matches!(
-            name,
-            "var" | "log" | "logs" | "tmp" | "etc" | "proc" | "sys" | "run" | "home" | "root"
-        )
+        && !generic_folder(name)
+}
+
+/// Folder names that hold logs but name no host (`slurm/`, `logs/`, `nodes/`): never taken as
+/// hosts, by folder per host or by redaction (which would alias `SLURM` inside
+/// `SLURM_JOB_NODELIST`).
+pub fn generic_folder(name: &str) -> bool {
+    matches!(
+        name.to_ascii_lowercase().as_str(),
+        "var"
+            | "log"
+            | "logs"
+            | "tmp"
+            | "temp"
+            | "etc"
+            | "proc"
+            | "sys"
+            | "run"
+            | "home"
+            | "root"
+            | "slurm"
+            | "nodes"
+            | "node"
+            | "hosts"
+            | "host"
+            | "jobs"
+            | "job"
+            | "data"
+            | "output"
+            | "outputs"
+            | "results"
+            | "result"
+            | "bundle"
+            | "bundles"
+            | "reports"
+            | "report"
+            | "journal"
+            | "syslog"
+            | "kubernetes"
+            | "k8s"
+            | "pods"
+            | "containers"
+            | "nvidia"
+            | "gpu"
+            | "gpus"
+            | "case"
+            | "cases"
+            | "incident"
+            | "incidents"
+            | "collected"
+            | "dump"
+    )
 }
 
 /// Folder per host inside an archive: the first folder of a member's name names its host

@@ -27,6 +27,8 @@ struct ClassSpec {
     samples: Vec<(String, String)>,
     #[serde(default = "yes")]
     bounded: bool,
+    #[serde(default)]
+    rejects: Vec<String>,
 }
 
 fn yes() -> bool {
@@ -54,6 +56,12 @@ pub enum Check {
     HostDomain,
     /// Not a `0x` number (`startToken = 0x2d0f` in a driver line is a register, not a secret).
     NotHexLiteral,
+    /// A GUID: not a kernel address or register (`ffff…`, `0000…`), not one digit repeated.
+    GuidLike,
+    /// A host name after a host keyword: not a device name or a word of the sentence.
+    HostWord,
+    /// A domain name whatever its top-level domain, not a file or code name.
+    DomainAny,
 }
 
 /// How a value is normalized before it is keyed.
@@ -89,6 +97,8 @@ pub struct Class {
     pub samples: Vec<(String, String)>,
     /// A value must not touch a letter or digit.
     pub bounded: bool,
+    /// Near misses: lines the whole redaction must leave unchanged.
+    pub rejects: Vec<String>,
 }
 
 /// The built-in classes and the lines that must stay unchanged.
@@ -116,6 +126,9 @@ pub fn parse(text: &str) -> Result<(Vec<Class>, Vec<String>), String> {
             Some("pod_name") => Check::PodName,
             Some("domain") => Check::Domain,
             Some("not_hex_literal") => Check::NotHexLiteral,
+            Some("guid_like") => Check::GuidLike,
+            Some("host_word") => Check::HostWord,
+            Some("domain_any") => Check::DomainAny,
             Some(x) => return Err(format!("class {}: unknown check `{x}`", c.name)),
         };
         let canon = match c.canon.as_deref() {
@@ -141,6 +154,7 @@ pub fn parse(text: &str) -> Result<(Vec<Class>, Vec<String>), String> {
             canon,
             samples: c.samples,
             bounded: c.bounded,
+            rejects: c.rejects,
         });
     }
     Ok((out, f.keep))
@@ -188,7 +202,7 @@ pub fn check(c: Check, text: &str, s: usize, e: usize) -> Option<(usize, usize)>
     match c {
         Check::None => Some((s, e)),
         Check::Ipv4 => {
-            let ip: Ipv4Addr = v.parse().ok()?;
+            let ip = ipv4_lenient(v)?;
             let dotted_before = s >= 2 && b[s - 1] == b'.' && b[s - 2].is_ascii_digit();
             let dotted_after =
                 b.get(e) == Some(&b'.') && b.get(e + 1).is_some_and(u8::is_ascii_digit);
@@ -235,12 +249,235 @@ pub fn check(c: Check, text: &str, s: usize, e: usize) -> Option<(usize, usize)>
             (!public && !longer).then_some((s, e))
         }
         Check::HostDomain => Some(host_domain(text, s, e)),
+        Check::GuidLike => {
+            let h = v.to_ascii_lowercase();
+            let h = h.trim_start_matches("0x").replace(':', "");
+            let first = h.as_bytes().first().copied().unwrap_or(b'0');
+            let dull = h.starts_with("ffff")
+                || h.starts_with("0000")
+                || h.bytes().all(|c| c == first)
+                || !h.bytes().any(|c| c.is_ascii_digit());
+            (!dull).then_some((s, e))
+        }
+        Check::HostWord => {
+            let short = v.split('.').next().unwrap_or(v).to_ascii_lowercase();
+            let plain =
+                v.len() < 2 || device_like(&short) || SENTENCE_WORDS.contains(&short.as_str());
+            (!plain).then(|| host_domain(text, s, e))
+        }
+        Check::DomainAny => domain_any(text, s, e),
         Check::NotHexLiteral => {
             let hex = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X"));
             (!hex.is_some_and(|h| !h.is_empty() && h.bytes().all(|c| c.is_ascii_hexdigit())))
                 .then_some((s, e))
         }
     }
+}
+
+/// Words that follow a host keyword in a sentence (`server not responding`, `peer closed`).
+const SENTENCE_WORDS: &[&str] = &[
+    "not",
+    "is",
+    "was",
+    "the",
+    "a",
+    "an",
+    "to",
+    "for",
+    "and",
+    "or",
+    "closed",
+    "reset",
+    "down",
+    "up",
+    "lost",
+    "unknown",
+    "none",
+    "null",
+    "localhost",
+    "local",
+    "remote",
+    "default",
+    "unreachable",
+    "error",
+    "failed",
+    "timeout",
+    "timed",
+    "returned",
+    "responding",
+    "ok",
+    "true",
+    "false",
+    "in",
+    "on",
+    "at",
+    "with",
+    "from",
+    "by",
+    "of",
+    "name",
+    "address",
+    "addr",
+    "port",
+    "connection",
+];
+
+/// An IPv4 address, leading zeros allowed (`010.077.001.099` is written by some tools).
+fn ipv4_lenient(v: &str) -> Option<Ipv4Addr> {
+    let mut o = [0u8; 4];
+    let mut n = 0;
+    for part in v.split('.') {
+        if n == 4 || part.is_empty() || part.len() > 3 {
+            return None;
+        }
+        o[n] = part.parse().ok()?;
+        n += 1;
+    }
+    (n == 4).then(|| Ipv4Addr::from(o))
+}
+
+/// Top-level domains that are also file extensions or code names: a name ending with one is a
+/// domain only with three labels or more, none of them an extension (`acme.cluster.sh`, not
+/// `train.sh`, `libcuda.so`, `setup.py.in`).
+const AMBIGUOUS_TLDS: &[&str] = &[
+    "sh", "py", "pl", "in", "md", "rs", "so", "cc", "mk", "ps", "pm", "pt", "ml", "tf", "cl", "cr",
+    "es", "it", "me", "am", "js", "ts", "lo", "la", "ko", "mo", "cu", "to", "is", "at", "as", "do",
+    "id", "no", "be", "by", "re", "st", "ai",
+];
+
+/// Generic top-level domains (the country codes are every two letters' pair below).
+const GENERIC_TLDS: &[&str] = &[
+    "com",
+    "net",
+    "org",
+    "edu",
+    "gov",
+    "mil",
+    "int",
+    "arpa",
+    "io",
+    "ai",
+    "dev",
+    "app",
+    "cloud",
+    "local",
+    "localdomain",
+    "internal",
+    "intranet",
+    "intra",
+    "lan",
+    "corp",
+    "home",
+    "cluster",
+    "svc",
+    "site",
+    "tech",
+    "info",
+    "biz",
+    "xyz",
+    "online",
+    "top",
+    "pro",
+    "name",
+    "mobi",
+    "asia",
+    "club",
+    "store",
+    "shop",
+    "live",
+    "news",
+    "email",
+    "systems",
+    "network",
+    "host",
+    "hosting",
+    "space",
+    "website",
+    "services",
+    "company",
+    "digital",
+    "today",
+    "global",
+    "world",
+    "zone",
+    "lab",
+    "labs",
+    "science",
+    "research",
+    "university",
+    "institute",
+    "ninja",
+    "run",
+    "page",
+    "codes",
+    "software",
+    "computer",
+    "science",
+    "works",
+    "group",
+    "team",
+    "center",
+    "studio",
+    "io",
+    "gpu",
+    "ml",
+    "priv",
+    "private",
+    "test",
+    "example",
+    "invalid",
+    "onion",
+    "aws",
+    "google",
+    "azure",
+    "microsoft",
+    "amazon",
+    "nvidia",
+    "meta",
+    "ibm",
+    "oracle",
+    "hpc",
+];
+
+/// Whether a two-letter label is an ISO 3166 country code (every ccTLD is one, plus `uk`, `eu`,
+/// `ac`).
+fn country_code(t: &str) -> bool {
+    const CC: &str = "ac ad ae af ag ai al am ao aq ar as at au aw ax az ba bb bd be bf bg bh bi         bj bm bn bo br bs bt bw by bz ca cc cd cf cg ch ci ck cl cm cn co cr cu cv cw cx cy cz         de dj dk dm do dz ec ee eg er es et eu fi fj fk fm fo fr ga gd ge gf gg gh gi gl gm gn         gp gq gr gs gt gu gw gy hk hm hn hr ht hu id ie il im in io iq ir is it je jm jo jp ke         kg kh ki km kn kp kr kw ky kz la lb lc li lk lr ls lt lu lv ly ma mc md me mg mh mk ml         mm mn mo mp mq mr ms mt mu mv mw mx my mz na nc ne nf ng ni nl no np nr nu nz om pa pe         pf pg ph pk pl pm pn pr ps pt pw py qa re ro rs ru rw sa sb sc sd se sg sh si sk sl sm         sn so sr ss st sv sx sy sz tc td tf tg th tj tk tl tm tn to tr tt tv tw tz ua ug uk us         uy uz va vc ve vg vi vn vu wf ws ye yt za zm zw";
+    t.len() == 2 && CC.split_whitespace().any(|c| c == t)
+}
+
+/// A domain name at `s..e` whatever its top-level domain: its last label a country code or a
+/// generic TLD, not a public domain a report names, not followed by more of a code name (`(`,
+/// `_`, a dot and a letter), not a file name (an ambiguous TLD needs three labels, none an
+/// extension).
+fn domain_any(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let (s, e) = host_domain(text, s, e);
+    let v = text[s..e].to_ascii_lowercase();
+    let labels: Vec<&str> = v.split('.').collect();
+    let tld = *labels.last()?;
+    if labels.len() < 2 || !(country_code(tld) || GENERIC_TLDS.contains(&tld)) {
+        return None;
+    }
+    let code_after = matches!(b.get(e), Some(b'(' | b'_' | b'['))
+        || (b.get(e) == Some(&b'.') && b.get(e + 1).is_some_and(u8::is_ascii_alphanumeric));
+    let code_before = s > 0 && matches!(b[s - 1], b'_' | b'.');
+    if code_after || code_before {
+        return None;
+    }
+    let public = PUBLIC_DOMAINS
+        .iter()
+        .any(|d| v == *d || v.ends_with(&format!(".{d}")));
+    let file_like = |l: &&str| FILE_EXTENSIONS.contains(l) || AMBIGUOUS_TLDS.contains(l);
+    let ambiguous = AMBIGUOUS_TLDS.contains(&tld)
+        && (labels.len() < 3 || labels[..labels.len() - 1].iter().any(file_like));
+    // a label of digits only is a version (`v1.2.de`), a first label `self`/`torch` is code
+    let code = labels.iter().any(|l| l.bytes().all(|c| c.is_ascii_digit()))
+        || matches!(
+            labels[0],
+            "self" | "torch" | "np" | "os" | "sys" | "nn" | "cls" | "args"
+        );
+    (!public && !ambiguous && !code).then_some((s, e))
 }
 
 /// A host name with domain labels, without the file extensions that follow it.
@@ -266,7 +503,9 @@ pub fn canonical(c: Canon, v: &str) -> String {
             let t = v.trim_matches(|c| c == '[' || c == ']');
             let t = t.split('%').next().unwrap_or(t);
             t.parse::<IpAddr>()
-                .map_or_else(|_| t.to_ascii_lowercase(), |ip| ip.to_string())
+                .ok()
+                .or_else(|| ipv4_lenient(t).map(IpAddr::V4))
+                .map_or_else(|| t.to_ascii_lowercase(), |ip| ip.to_string())
         }
         Canon::Mac => {
             let hex: Vec<char> = v

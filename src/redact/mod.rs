@@ -13,6 +13,7 @@
 
 pub mod classes;
 pub mod fleet;
+mod known;
 pub mod report;
 mod view;
 
@@ -39,7 +40,7 @@ impl Key {
         Key(text.as_bytes().to_vec())
     }
 
-    /// A random key for this run and its text (64 hex digits, to pass as `--redact-key`).
+    /// A random key: 32 bytes from the system's generator, as 64 hex digits.
     pub fn random() -> std::io::Result<(Key, String)> {
         use std::io::Read;
         let mut b = [0u8; 32];
@@ -48,17 +49,77 @@ impl Key {
         Ok((Key::new(&text), text))
     }
 
-    /// The key of a run: `--redact-key`, else [`KEY_ENV`], else a random one, whose text is
-    /// returned so that it can be printed (the aliases of this run can then be reproduced).
-    pub fn for_run(flag: Option<&str>) -> std::io::Result<(Key, Option<String>)> {
+    /// The key of a run: `--redact-key`, else [`KEY_ENV`], else the key file (read when it
+    /// exists, else a random key written to it), else a random key that is never shown.
+    pub fn for_run(
+        flag: Option<&str>,
+        file: Option<&std::path::Path>,
+    ) -> Result<(Key, KeyOrigin), String> {
         if let Some(k) = flag.filter(|k| !k.is_empty()) {
-            return Ok((Key::new(k), None));
+            return Ok((Key::new(k), KeyOrigin::Given));
         }
         if let Some(k) = std::env::var(KEY_ENV).ok().filter(|k| !k.is_empty()) {
-            return Ok((Key::new(&k), None));
+            return Ok((Key::new(&k), KeyOrigin::Given));
         }
-        let (key, text) = Key::random()?;
-        Ok((key, Some(text)))
+        let random = || Key::random().map_err(|e| format!("no random key could be drawn ({e})"));
+        let Some(path) = file else {
+            return Ok((random()?.0, KeyOrigin::Random));
+        };
+        let shown = path.display().to_string();
+        match std::fs::read_to_string(path) {
+            Ok(text) if !text.trim().is_empty() => {
+                Ok((Key::new(text.trim()), KeyOrigin::FileRead(shown)))
+            }
+            Ok(_) => Err(format!("the key file {shown} is empty")),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let (key, text) = random()?;
+                write_key(path, &text)
+                    .map_err(|e| format!("cannot write the key file {shown}: {e}"))?;
+                Ok((key, KeyOrigin::FileWritten(shown)))
+            }
+            Err(e) => Err(format!("cannot read the key file {shown}: {e}")),
+        }
+    }
+}
+
+/// Writes a new key file readable by its owner only; never over an existing file.
+fn write_key(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+    let mut f = o.open(path)?;
+    f.write_all(text.as_bytes())?;
+    f.write_all(b"\n")?;
+    f.sync_all()
+}
+
+/// Where the key of a run came from, which decides whether its aliases are stable across runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum KeyOrigin {
+    /// `--redact-key` or the environment.
+    Given,
+    /// Read from the key file.
+    FileRead(String),
+    /// Drawn at random and written to the key file.
+    FileWritten(String),
+    /// Drawn at random and kept nowhere.
+    Random,
+}
+
+impl KeyOrigin {
+    /// The report's note on the aliases of this run (the key itself is never in it).
+    pub fn note(&self) -> String {
+        let stable = "redaction: aliases are stable across runs that use the same key";
+        match self {
+            KeyOrigin::Given => format!("{stable} (given by --redact-key or {KEY_ENV})"),
+            KeyOrigin::FileRead(f) => format!("{stable} (read from the key file {f})"),
+            KeyOrigin::FileWritten(f) => {
+                format!("{stable} (a new random key, written to the key file {f})")
+            }
+            KeyOrigin::Random => "redaction: aliases are NOT stable across runs: the key was drawn at random for this run and kept nowhere (give --redact-key-file FILE to keep it)".into(),
+        }
     }
 }
 
@@ -72,10 +133,20 @@ pub struct Known {
     pub serials: BTreeSet<String>,
 }
 
+/// How a rule finds its values.
+enum Finder {
+    /// Regexes of a class (group `v` the value, `p_PREFIX` a value of another prefix).
+    Patterns(Vec<Regex>),
+    /// Literal values the analysis knows, in one automaton.
+    Literals(known::Literals),
+    /// Host names of a known shape.
+    Shapes(known::Shapes),
+}
+
 /// One rule as run: a class of the file, or one built from what the analysis knows.
 struct Rule {
     prefix: String,
-    patterns: Vec<Regex>,
+    finder: Finder,
     check: Check,
     canon: Canon,
     /// Found to be left alone: an alias already.
@@ -88,7 +159,7 @@ impl Rule {
     fn from_class(c: &Class) -> Rule {
         Rule {
             prefix: c.prefix.clone(),
-            patterns: c.patterns.clone(),
+            finder: Finder::Patterns(c.patterns.clone()),
             check: c.check,
             canon: c.canon,
             keep: false,
@@ -110,11 +181,42 @@ struct Span {
 pub struct Redactor {
     mac: Hmac<Sha256>,
     rules: Vec<Rule>,
+    /// Every pattern of the rules in one set, which says in one pass which patterns can match
+    /// a text (most match none), with the rule and pattern of each; `None` when the set is too
+    /// large to build (every pattern is then run: slower, never less redacted).
+    set: Option<(regex::RegexSet, Vec<(usize, usize)>)>,
 }
 
-fn builtin_rules() -> &'static [Rule] {
-    static RULES: OnceLock<Vec<Rule>> = OnceLock::new();
-    RULES.get_or_init(|| classes::builtin().0.iter().map(Rule::from_class).collect())
+/// The set of every pattern of `rules`.
+fn pattern_set(rules: &[Rule]) -> Option<(regex::RegexSet, Vec<(usize, usize)>)> {
+    let mut index = Vec::new();
+    let mut sources = Vec::new();
+    for (r, rule) in rules.iter().enumerate() {
+        if let Finder::Patterns(p) = &rule.finder {
+            for (k, re) in p.iter().enumerate() {
+                index.push((r, k));
+                sources.push(re.as_str());
+            }
+        }
+    }
+    let set = regex::RegexSetBuilder::new(sources)
+        .size_limit(256 << 20)
+        .dfa_size_limit(16 << 20)
+        .build()
+        .ok()?;
+    Some((set, index))
+}
+
+fn builtin_rules() -> Result<&'static [Rule], String> {
+    static RULES: OnceLock<Result<Vec<Rule>, String>> = OnceLock::new();
+    RULES
+        .get_or_init(|| {
+            let (classes, _) = classes::parse(classes::BUILTIN_CLASSES)?;
+            Ok(classes.iter().map(Rule::from_class).collect())
+        })
+        .as_ref()
+        .map(Vec::as_slice)
+        .map_err(|e| format!("data/redact.toml: {e}"))
 }
 
 /// Names worth nothing to hide and common enough to hurt: never treated as hosts.
@@ -127,44 +229,14 @@ fn plain_host(h: &str) -> bool {
         || h.parse::<std::net::IpAddr>().is_ok()
         || h.bytes().all(|c| c.is_ascii_digit() || c == b'.')
         || h.bytes().any(|c| c.is_ascii_whitespace())
+        || crate::input::generic_folder(h)
 }
 
-/// The shape of a host name, digit runs generalized: `gpu-node-07` → `gpu\-node\-[0-9]+`, so that
-/// peers of the same fleet (`gpu-node-12`) are found though no input names them as hosts.
-fn shape(h: &str) -> Option<String> {
-    let letters = h.bytes().filter(u8::is_ascii_alphabetic).count();
-    if letters < 3 || !h.bytes().any(|c| c.is_ascii_digit()) {
-        return None;
-    }
-    let mut out = String::new();
-    let mut in_digits = false;
-    for c in h.chars() {
-        if c.is_ascii_digit() {
-            if !in_digits {
-                out.push_str("[0-9]+");
-            }
-            in_digits = true;
-        } else {
-            in_digits = false;
-            out.push_str(&regex::escape(&c.to_string()));
-        }
-    }
-    Some(out)
-}
-
-/// A rule for a set of literal-ish alternatives, longest first.
-fn alternatives(prefix: &str, alts: Vec<String>, domain: bool, canon: Canon) -> Option<Rule> {
-    if alts.is_empty() {
-        return None;
-    }
-    let suffix = if domain { r"(?:\.[a-z0-9-]+)*" } else { "" };
-    let re = regex::RegexBuilder::new(&format!("(?i)(?P<v>(?:{}){suffix})", alts.join("|")))
-        .size_limit(64 << 20)
-        .build()
-        .ok()?;
-    Some(Rule {
+/// A rule over what the analysis knows.
+fn known_rule(prefix: &str, finder: Finder, domain: bool, canon: Canon) -> Rule {
+    Rule {
         prefix: prefix.into(),
-        patterns: vec![re],
+        finder,
         check: if domain {
             Check::HostDomain
         } else {
@@ -173,52 +245,71 @@ fn alternatives(prefix: &str, alts: Vec<String>, domain: bool, canon: Canon) -> 
         canon,
         keep: false,
         bounded: true,
-    })
+    }
 }
 
 impl Redactor {
-    /// A redactor with this key, for an analysis that knows these hosts and serials.
-    pub fn new(key: &Key, known: &Known) -> Redactor {
-        let builtin = builtin_rules();
+    /// A redactor with this key, for an analysis that knows these hosts and serials; an error
+    /// when a rule cannot be built (the run must stop then: a dropped rule would fail open).
+    pub fn new(key: &Key, known: &Known) -> Result<Redactor, String> {
+        let builtin = builtin_rules()?;
         let mut prefixes: BTreeSet<&str> = builtin.iter().map(|r| r.prefix.as_str()).collect();
         prefixes.extend(["host", "serial", "ip", "ip6"]);
         let alias = Rule {
             prefix: String::new(),
-            patterns: vec![Regex::new(&format!(
+            finder: Finder::Patterns(vec![Regex::new(&format!(
                 r"\b(?P<v>(?:{})-[0-9a-f]{{{ALIAS_HEX}}})\b",
                 prefixes.into_iter().collect::<Vec<_>>().join("|")
             ))
-            .expect("prefixes are letters and digits")],
+            .map_err(|e| format!("the alias rule: {e}"))?]),
             check: Check::None,
             canon: Canon::Exact,
             keep: true,
             bounded: true,
         };
-        let mut hosts: Vec<&String> = known.hosts.iter().filter(|h| !plain_host(h)).collect();
-        hosts.sort_by_key(|h| (std::cmp::Reverse(h.len()), h.as_str()));
-        let names: Vec<String> = hosts.iter().map(|h| regex::escape(h)).collect();
-        let mut shapes: Vec<String> = hosts.iter().filter_map(|h| shape(h)).collect();
-        shapes.sort_by_key(|s| (std::cmp::Reverse(s.len()), s.clone()));
-        shapes.dedup();
-        let mut serials: Vec<&String> = known.serials.iter().filter(|s| s.len() >= 4).collect();
-        serials.sort_by_key(|s| (std::cmp::Reverse(s.len()), s.as_str()));
-        let serials: Vec<String> = serials.iter().map(|s| regex::escape(s)).collect();
+        let hosts: Vec<&str> = known
+            .hosts
+            .iter()
+            .map(String::as_str)
+            .filter(|h| !plain_host(h))
+            .collect();
+        let serials: Vec<&str> = known
+            .serials
+            .iter()
+            .map(String::as_str)
+            .filter(|s| s.len() >= 4)
+            .collect();
         let mut rules = vec![alias];
-        rules.extend(alternatives("host", names, true, Canon::Host));
-        rules.extend(alternatives("host", shapes, true, Canon::Host));
-        rules.extend(alternatives("serial", serials, false, Canon::Exact));
+        if let Some(l) = known::Literals::new(&hosts, true)? {
+            rules.push(known_rule("host", Finder::Literals(l), true, Canon::Host));
+        }
+        if let Some(s) = known::Shapes::new(hosts.iter().copied()) {
+            rules.push(known_rule("host", Finder::Shapes(s), true, Canon::Host));
+        }
+        if let Some(l) = known::Literals::new(&serials, false)? {
+            rules.push(known_rule(
+                "serial",
+                Finder::Literals(l),
+                false,
+                Canon::Exact,
+            ));
+        }
         rules.extend(builtin.iter().map(|r| Rule {
             prefix: r.prefix.clone(),
-            patterns: r.patterns.clone(),
+            finder: match &r.finder {
+                Finder::Patterns(p) => Finder::Patterns(p.clone()),
+                _ => unreachable!("built-in rules are patterns"),
+            },
             check: r.check,
             canon: r.canon,
             keep: false,
             bounded: r.bounded,
         }));
-        Redactor {
-            mac: Hmac::<Sha256>::new_from_slice(&key.0).expect("HMAC takes any key length"),
+        Ok(Redactor {
+            mac: Hmac::<Sha256>::new_from_slice(&key.0).map_err(|e| format!("the key: {e}"))?,
+            set: pattern_set(&rules),
             rules,
-        }
+        })
     }
 
     /// The alias of a value already normalized: `PREFIX-` and 12 hex digits.
@@ -294,8 +385,10 @@ impl Redactor {
     }
 
     fn is_alias(&self, t: &str) -> bool {
-        self.rules[0].patterns[0]
-            .find(t)
+        let Finder::Patterns(p) = &self.rules[0].finder else {
+            return false;
+        };
+        p[0].find(t)
             .is_some_and(|m| m.start() == 0 && m.end() == t.len())
     }
 
@@ -307,9 +400,31 @@ impl Redactor {
     /// (`dinov2-nodes.cn-d003`: the host `cn-d003` is known, the rest is a domain's).
     fn spans(&self, t: &str) -> Vec<Span> {
         let mut found = Vec::new();
+        let mut values = Vec::new();
+        let hits = self.set.as_ref().map(|(set, index)| {
+            let m = set.matches(t);
+            (m, index)
+        });
+        let mut k = 0;
         for (rank, rule) in self.rules.iter().enumerate() {
-            for re in &rule.patterns {
-                self.find(rule, rank, re, t, &mut found);
+            match &rule.finder {
+                Finder::Patterns(p) => {
+                    for re in p {
+                        let run = hits.as_ref().is_none_or(|(m, index)| {
+                            debug_assert_eq!(index[k].0, rank);
+                            m.matched(k)
+                        });
+                        k += 1;
+                        if run {
+                            self.find(rule, rank, re, t, &mut found);
+                        }
+                    }
+                }
+                Finder::Literals(l) => l.find(t, &mut values),
+                Finder::Shapes(s) => s.find(t, &mut values),
+            }
+            for (s, e) in values.drain(..) {
+                self.take(rule, rank, t, (s, e), &mut found);
             }
         }
         found.sort_by_key(|s| (s.rank, s.start, std::cmp::Reverse(s.end)));
@@ -369,57 +484,66 @@ impl Redactor {
                     .next()
                     .map_or(t.len() + 1, |ch| whole.end() + ch.len_utf8())
             };
-            // (value, prefix, normalization, whether the rule's own check applies)
-            let groups: Vec<(Option<regex::Match>, &str, Canon, bool)> = if names.is_empty() {
-                vec![(Some(whole), rule.prefix.as_str(), rule.canon, true)]
-            } else {
-                names
-                    .iter()
-                    .filter_map(|n| match *n {
-                        "v" => Some((c.name(n), rule.prefix.as_str(), rule.canon, true)),
-                        _ => n
-                            .strip_prefix("p_")
-                            .map(|p| (c.name(n), p, Canon::Exact, false)),
-                    })
-                    .collect()
-            };
-            for (m, prefix, canon, own) in groups {
-                let Some(m) = m.filter(|m| m.end() > m.start()) else {
+            if names.is_empty() {
+                self.take(rule, rank, t, (whole.start(), whole.end()), found);
+                continue;
+            }
+            for n in &names {
+                let Some(m) = c.name(n).filter(|m| m.end() > m.start()) else {
                     continue;
                 };
-                // a value that starts (ends) with a letter or digit must not have one before
-                // (after) it: `xgpu-node-07` is no host, `-bwayne@…` after a MAC is an address
-                let alnum = |i: Option<&u8>| i.is_some_and(u8::is_ascii_alphanumeric);
-                let glued_before = alnum(b.get(m.start()))
-                    && alnum(m.start().checked_sub(1).and_then(|i| b.get(i)));
-                let glued_after =
-                    alnum(m.end().checked_sub(1).and_then(|i| b.get(i))) && alnum(b.get(m.end()));
-                if rule.bounded && (glued_before || glued_after) {
-                    continue;
+                if *n == "v" {
+                    self.take(rule, rank, t, (m.start(), m.end()), found);
+                } else if let Some(p) = n.strip_prefix("p_") {
+                    // a value of another prefix, as found: no check of this rule's
+                    if rule.bounded && known::glued(b, m.start(), m.end()) {
+                        continue;
+                    }
+                    found.push(Span {
+                        start: m.start(),
+                        end: m.end(),
+                        rank,
+                        replacement: Some(self.alias(p, &t[m.start()..m.end()])),
+                    });
                 }
-                let checked = if own {
-                    classes::check(rule.check, t, m.start(), m.end())
-                } else {
-                    Some((m.start(), m.end()))
-                };
-                let Some((start, end)) = checked.filter(|(s, e)| e > s) else {
-                    continue;
-                };
-                let replacement = (!rule.keep)
-                    .then(|| self.alias(prefix, &classes::canonical(canon, &t[start..end])));
-                found.push(Span {
-                    start,
-                    end,
-                    rank,
-                    replacement,
-                });
             }
         }
+    }
+
+    /// Takes the value at `s..e` if it passes the rule: not glued to a letter or digit when the
+    /// rule is bounded (`xgpu-node-07` is no host, `-bwayne@…` after a MAC is an address), and
+    /// the rule's check.
+    fn take(
+        &self,
+        rule: &Rule,
+        rank: usize,
+        t: &str,
+        (s, e): (usize, usize),
+        found: &mut Vec<Span>,
+    ) {
+        if e <= s || (rule.bounded && known::glued(t.as_bytes(), s, e)) {
+            return;
+        }
+        let Some((start, end)) = classes::check(rule.check, t, s, e).filter(|(s, e)| e > s) else {
+            return;
+        };
+        let replacement = (!rule.keep).then(|| {
+            self.alias(
+                &rule.prefix,
+                &classes::canonical(rule.canon, &t[start..end]),
+            )
+        });
+        found.push(Span {
+            start,
+            end,
+            rank,
+            replacement,
+        });
     }
 }
 
 /// The redactor of one `analyze` run: its key and the hosts and serials the analysis knows.
-pub fn for_analysis(key: &Key, a: &crate::Analysis) -> Redactor {
+pub fn for_analysis(key: &Key, a: &crate::Analysis) -> Result<Redactor, String> {
     Redactor::new(
         key,
         &Known {

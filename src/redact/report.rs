@@ -17,8 +17,13 @@ const USER_DETAILS: &[&str] = &["user", "username", "owner"];
 impl Redactor {
     /// Redacts a whole report in place.
     pub fn report(&self, r: &mut Report) {
-        r.inputs.iter_mut().for_each(|i| self.input(i));
         r.events.iter_mut().for_each(|e| self.event(e));
+        self.report_but_events(r);
+    }
+
+    /// Redacts a report but its event list (redacted one by one as they are written).
+    pub fn report_but_events(&self, r: &mut Report) {
+        r.inputs.iter_mut().for_each(|i| self.input(i));
         r.incidents.iter_mut().for_each(|i| self.incident(i));
         self.put(&mut r.verdict.summary);
         r.hosts.iter_mut().for_each(|h| self.host_json(h));
@@ -75,7 +80,8 @@ impl Redactor {
         self.put(&mut s.path);
     }
 
-    fn event(&self, e: &mut EventJson) {
+    /// Redacts one event's JSON form in place.
+    pub fn event(&self, e: &mut EventJson) {
         self.opt_host(&mut e.host);
         self.source(&mut e.source);
         self.opt(&mut e.gpu);

@@ -72,11 +72,7 @@ pub(crate) fn push_visible(o: &mut String, c: char) {
         '\n' | '\t' => o.push(c),
         '\u{0}'..='\u{1f}' => o.push(char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}')),
         '\u{7f}' => o.push('\u{2421}'),
-        '\u{80}'..='\u{9f}'
-        | '\u{200e}'
-        | '\u{200f}'
-        | '\u{202a}'..='\u{202e}'
-        | '\u{2066}'..='\u{2069}' => {
+        c if ('\u{80}'..='\u{9f}').contains(&c) || terminal::invisible(c) => {
             let _ = std::fmt::Write::write_fmt(o, format_args!("⟨U+{:04X}⟩", c as u32));
         }
         _ => o.push(c),

@@ -12,12 +12,22 @@
 
 use std::borrow::Cow;
 
+/// True for a character that is invisible or reorders text and so can make one text look like
+/// another (`kern\u{200b}.log` looks like `kern.log`): bidi marks, overrides and isolates, the
+/// Arabic letter mark, line and paragraph separators, zero-width spaces and joiners, the word
+/// joiner and invisible operators, the byte-order mark, the soft hyphen, fillers and tag
+/// characters. Every renderer shows them as escapes.
+pub fn invisible(c: char) -> bool {
+    matches!(c,
+        '\u{00ad}' | '\u{034f}' | '\u{061c}' | '\u{115f}' | '\u{1160}' | '\u{17b4}' | '\u{17b5}'
+        | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}'
+        | '\u{2060}'..='\u{206f}' | '\u{3164}' | '\u{feff}' | '\u{ffa0}'
+        | '\u{fff9}'..='\u{fffb}' | '\u{e0000}'..='\u{e007f}')
+}
+
 /// True for a character `terminal_safe` escapes.
 fn unsafe_char(c: char) -> bool {
-    matches!(c,
-        '\u{0}'..='\u{8}' | '\u{a}'..='\u{1f}' | '\u{7f}'..='\u{9f}'
-        | '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{2028}' | '\u{2029}'
-        | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    matches!(c, '\u{0}'..='\u{8}' | '\u{a}'..='\u{1f}' | '\u{7f}'..='\u{9f}') || invisible(c)
 }
 
 /// `s` with every control character and bidi control as a visible escape: `\n`, `\r`, `\e`
@@ -63,6 +73,14 @@ mod tests {
             ("x\u{7f}\u{9b}31m", "x\\x7f\\u{009b}31m"),
             ("\u{202e}gnp.exe\u{202c}", "\\u{202e}gnp.exe\\u{202c}"),
             ("\u{2066}\u{2069}", "\\u{2066}\\u{2069}"),
+            // issue 37: invisible characters make one name look like another
+            ("kern\u{200b}.log", "kern\\u{200b}.log"),
+            (
+                "a\u{200c}\u{200d}\u{2060}\u{feff}\u{ad}b",
+                "a\\u{200c}\\u{200d}\\u{2060}\\u{feff}\\u{00ad}b",
+            ),
+            ("x\u{e0041}\u{e007f}", "x\\u{e0041}\\u{e007f}"),
+            ("\u{61c}\u{2028}\u{2029}", "\\u{061c}\\u{2028}\\u{2029}"),
             ("tab\tkept, é ünïcode kept", "tab\tkept, é ünïcode kept"),
         ];
         for (i, o) in cases {

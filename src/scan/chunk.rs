@@ -201,6 +201,7 @@ fn read_past_end(
     (out, mut record_end): (&mut ScanOutput, usize),
 ) -> u64 {
     let mut event_lines = 0u64;
+    super::record::forget_stamps();
     let mut prev = prev_line(buf, end).unwrap_or((start, start));
     let mut at = end.saturating_sub(1);
     for k in 1..=8u64 {
@@ -239,6 +240,7 @@ fn read_candidates(
     (out, record_end): (&mut ScanOutput, &mut usize),
 ) -> u64 {
     let mut event_lines = 0u64;
+    super::record::forget_stamps();
     let mut next_cap = cap.saturating_mul(2).max(4096);
     let mut tally = tally::Tally::new(cap);
     let mut memo = memo::Memo::default();

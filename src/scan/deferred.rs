@@ -250,6 +250,8 @@ pub(super) fn materialize(
             .map(|gs| {
                 let mut one = ScanOutput::default();
                 let mut kept = Vec::with_capacity(gs.len());
+                // the lines of a piece come in order: their time searches go on from each other
+                super::record::forget_stamps();
                 for g in gs {
                     rebuild(buf, set, fw, (g, &keys), &mut one, &mut kept);
                 }

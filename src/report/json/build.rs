@@ -4,6 +4,10 @@
 use super::*;
 
 /// The JSON form of an event, copied ([`event_json_taking`] on a copy).
+pub(super) fn event_json_of(e: &Event, catalog: &Catalog) -> EventJson {
+    event_json(e, catalog)
+}
+
 fn event_json(e: &Event, catalog: &Catalog) -> EventJson {
     event_json_taking(&mut e.clone(), catalog)
 }

@@ -21,7 +21,7 @@ use build::build_rest;
 pub use build::{build, build_taking};
 use inventory::{gpus, hosts};
 use std::collections::BTreeMap;
-pub use write::{to_string, write, write_taking};
+pub use write::{to_string, write, write_rewritten, write_taking};
 
 /// Tool identity.
 #[derive(Serialize, Clone, Debug)]

@@ -112,6 +112,36 @@ pub fn write_taking(a: &mut Analysis, catalog: &Catalog, w: &mut dyn Write) -> s
     })
 }
 
+/// Writes the report of `a` with its values rewritten first (`--redact`): the report without its
+/// events by `rest`, each event's JSON form by `event` as it is written, in parallel batches, so
+/// that the events are never held a second time (the bytes of [`write`] of the report built and
+/// rewritten whole).
+pub fn write_rewritten(
+    a: &Analysis,
+    catalog: &Catalog,
+    w: &mut dyn Write,
+    rest: impl FnOnce(&mut Report),
+    event: impl Fn(&mut super::EventJson) + Sync,
+) -> std::io::Result<()> {
+    let mut r = build_rest(a);
+    rest(&mut r);
+    write_report(&r, w, |w| {
+        pretty::array(
+            w,
+            1,
+            &a.events,
+            || (),
+            |_| (),
+            |buf, e, _| {
+                let mut j = super::build::event_json_of(e, catalog);
+                event(&mut j);
+                write_event_json(buf, 2, &j);
+                Ok(())
+            },
+        )
+    })
+}
+
 /// Fetches the texts of `e` into the caches ahead of writing it: the events' texts lie apart
 /// on the heap, and waiting for each in turn would cost more than writing them.
 fn warm_event(e: &Event) {
