@@ -15,6 +15,7 @@ mod confidence;
 mod drift;
 mod facts;
 mod judge;
+mod reading;
 mod verdict;
 
 mod topo;
@@ -297,6 +298,23 @@ pub fn render(template: &str, e: &Event, count: u64, catalog: &Catalog) -> Strin
                 "xid",
                 e.attrs.get("caused_by_xid").and_then(|v| v.parse().ok()),
             ),
+        )
+        .replace(
+            "{reading}",
+            e.attrs.get("reading").unwrap_or_else(|| {
+                catalog
+                    .kind
+                    .get(e.kind)
+                    .map_or("no reading", |k| k.meaning.trim_end_matches('.'))
+            }),
+        )
+        .replace(
+            "{error}",
+            e.attrs
+                .get("error")
+                .or(e.attrs.get("nccl_result"))
+                .or(e.attrs.get("library"))
+                .unwrap_or(e.kind),
         )
         .replace(
             "{frames}",
