@@ -49,7 +49,14 @@ fn read<'r, 't>(t: &'t CudaTables, rec: &Record<'r>) -> Option<(Wrapped<'r>, Opt
         match resolve(t, &w) {
             Some(h) => return Some((w, Some(h))),
             // a C++ exception or a bare name counts only when the tables know its text
-            None if unread.is_none() && !matches!(w.wrapper, "cxx" | "by_name") => unread = Some(w),
+            // (and `(error code N)`, which other programs print too); a template in program
+            // source (`f"CUDA error: {msg}"`) is no error either
+            None if unread.is_none()
+                && !matches!(w.wrapper, "cxx" | "by_name" | "error_code")
+                && !w.text.is_some_and(|x| x.trim_start().starts_with('{')) =>
+            {
+                unread = Some(w)
+            }
             None => {}
         }
     }
