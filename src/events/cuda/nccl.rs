@@ -47,7 +47,26 @@ fn result_in<'t>(t: &'t CudaTables, body: &str) -> Option<&'t Entry> {
             .then(|| t.nccl_by_value(digits.parse().ok()?))
             .flatten()
     };
-    named.or_else(numbered).or_else(|| t.nccl_by_text(body))
+    named
+        .or_else(numbered)
+        .or_else(|| t.nccl_by_text(body))
+        .or_else(|| t.nccl_by_text(reported(body)?))
+}
+
+/// What a wrapper reports as the result's text: after `NCCL error: ` or `NCCL error in: FILE, `
+/// up to a comma or a parenthesis, or the quoted text of `Test NCCL failure FILE 'text'`.
+fn reported(body: &str) -> Option<&str> {
+    if let Some(at) = body.find("Test NCCL failure ") {
+        let q = body[at..].find('\'')? + at;
+        return Some(body[q..].trim_end_matches('\''));
+    }
+    let at = body.find("NCCL error")? + "NCCL error".len();
+    let rest = body[at..].trim_start_matches(':').trim_start();
+    let rest = match rest.strip_prefix("in: ") {
+        Some(r) => r.split_once(", ")?.1,
+        None => rest,
+    };
+    rest.split([',', '(', '\n']).next()
 }
 
 /// Reads an `nccl_error` draft (or a return-trace attachment) by its result and system error.

@@ -160,12 +160,14 @@ impl CudaTables {
         self.nccl.iter().rev().find(|r| r.number == Some(value))
     }
 
-    /// The NCCL result whose text `text` holds (`unhandled cuda error`).
+    /// The NCCL result whose text `text` holds (`unhandled cuda error`); a short text
+    /// (`timeout`) only when it is the whole of what `text` reports.
     pub fn nccl_by_text(&self, text: &str) -> Option<&Entry> {
+        let reported = text.trim().trim_matches('\'');
         self.nccl.iter().rev().find(|r| {
-            r.texts
-                .iter()
-                .any(|x| !x.is_empty() && text.contains(x.as_str()))
+            r.texts.iter().any(|x| {
+                (x.len() >= 12 && text.contains(x.as_str())) || (!x.is_empty() && reported == x)
+            })
         })
     }
 

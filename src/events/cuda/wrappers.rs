@@ -57,12 +57,13 @@ fn rest_of_line(i: &str) -> IResult<&str, &str> {
     take_till(|c| c == '\n')(i)
 }
 
-/// `'text'`, or `'text` up to the end of the line when the closing quote is missing.
+/// `'text'` up to the last quote of the line (texts hold apostrophes: `device doesn't have
+/// valid Grid license`), or `'text` up to the end of the line when the closing quote is missing.
 fn quoted(i: &str) -> IResult<&str, &str> {
     let (i, _) = char('\'')(i)?;
-    let (i, t) = take_till(|c| c == '\'' || c == '\n')(i)?;
-    let (i, _) = opt(char('\''))(i)?;
-    Ok((i, t))
+    let (rest, line) = take_till(|c| c == '\n')(i)?;
+    let t = line.rfind('\'').map_or(line, |q| &line[..q]);
+    Ok((rest, t))
 }
 
 fn thcudacheck(i: &str) -> IResult<&str, Wrapped<'_>> {
@@ -154,15 +155,10 @@ fn pytorch(i: &str) -> IResult<&str, Wrapped<'_>> {
 }
 
 fn error_code(i: &str) -> IResult<&str, Wrapped<'_>> {
-    let (i, inner) = delimited(
-        tag("(error code "),
-        take_till1(|c| c == ')' || c == '\n'),
-        char(')'),
-    )(i)?;
-    let n = number(inner)
-        .ok()
-        .filter(|(r, _)| r.is_empty())
-        .map(|(_, n)| n);
+    // the text may hold parentheses itself: it runs to the end of the line (the tables read
+    // it by its beginning)
+    let (i, inner) = preceded(tag("(error code "), take_till1(|c| c == '\n'))(i)?;
+    let n = terminated(number, char(')'))(inner).ok().map(|(_, n)| n);
     let w = Wrapped {
         wrapper: "error_code",
         number: n,
@@ -245,10 +241,13 @@ pub fn find(line: &str) -> Vec<Wrapped<'_>> {
     }
     for p in NAME_PREFIXES {
         for (at, _) in line.match_indices(p) {
+            // PyTorch's `Search for `cudaErrorAssert' in https://docs.nvidia.com/...` under
+            // its error line names the error again: the line above carries it
             let boundary = line[..at]
                 .chars()
                 .next_back()
-                .is_none_or(|c| !c.is_ascii_alphanumeric() && c != '_');
+                .is_none_or(|c| !c.is_ascii_alphanumeric() && c != '_')
+                && !line[..at].ends_with("Search for `");
             if let (true, Ok((_, w))) = (boundary, by_name(&line[at..])) {
                 out.push(w);
             }
@@ -333,5 +332,8 @@ mod tests {
         assert!(find("Job exited with error code 137").is_empty());
         assert!(find("call to cuda_init() done").is_empty());
         assert!(find("MYcudaErrorX").is_empty());
+        assert!(
+            find("Search for `cudaErrorAssert' in https://docs.nvidia.com/cuda/x.html").is_empty()
+        );
     }
 }
