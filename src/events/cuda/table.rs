@@ -111,6 +111,9 @@ fn begins_with(t: &str, x: &str) -> bool {
     t.len() >= x.len() && t.is_char_boundary(x.len()) && t[..x.len()].eq_ignore_ascii_case(x)
 }
 
+/// Whether an entry has its table's identifying fields.
+type Identified = fn(&Entry) -> bool;
+
 impl CudaTables {
     /// A CUDA error or a library status by its name (`cudaErrorAssert`, `CUDA_ERROR_ASSERT`,
     /// `CUBLAS_STATUS_ALLOC_FAILED`).
@@ -211,7 +214,7 @@ impl CudaTables {
     /// What is wrong with the entries, if anything: each table's identifying fields, a reading
     /// (a layer, or `benign`) and kinds that are names (checked against the catalog elsewhere).
     pub fn check(&self) -> Result<(), String> {
-        let tables: [(&str, &[Entry], fn(&Entry) -> bool); 5] = [
+        let tables: [(&str, &[Entry], Identified); 5] = [
             ("cuda_error", &self.errors, |e| e.number.is_some()),
             ("cuda_status", &self.statuses, |e| {
                 e.name.is_some() && e.library.is_some()

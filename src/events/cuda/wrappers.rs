@@ -313,7 +313,10 @@ mod tests {
         .unwrap();
         assert_eq!(n.name, Some("CUDA_ERROR_ECC_UNCORRECTABLE"));
         let w = find("Failed to allocate device vector A (error code unknown error)!");
-        assert_eq!(w[0].text, Some("unknown error"));
+        // the text runs to the end of the line (texts hold parentheses); read by its beginning
+        assert_eq!(w[0].text, Some("unknown error)!"));
+        let w = find("cudaMalloc failed (error code 2)");
+        assert_eq!((w[0].number, w[0].text), (Some(2), None));
         let w = find("  what():  Error (gpu_burn-drv.cpp:298): system not yet initialized");
         assert_eq!(
             (w[0].site, w[0].text),
