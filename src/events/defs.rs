@@ -1,7 +1,7 @@
 //! The recognizer files as written: the schema of `data/recognizers.toml`, `data/jobs.toml`,
 //! `data/verbs.toml`, `data/ntstatus.toml` and of the recognizer part of a user's rules file.
 
-use super::{ntstatus, nvrm, verbs};
+use super::{cuda, ntstatus, nvrm, verbs};
 use crate::model::{Layer, Severity};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -102,6 +102,21 @@ pub(crate) struct RecognizerFile {
     pub(crate) ib_verbs: Vec<verbs::VerbsEntry>,
     #[serde(default)]
     pub(crate) ntstatus: Vec<ntstatus::NtStatus>,
+    /// CUDA errors by number (data/cuda.toml).
+    #[serde(default)]
+    pub(crate) cuda_error: Vec<cuda::Entry>,
+    /// cuBLAS and cuDNN statuses.
+    #[serde(default)]
+    pub(crate) cuda_status: Vec<cuda::Entry>,
+    /// NCCL results.
+    #[serde(default)]
+    pub(crate) nccl_result: Vec<cuda::Entry>,
+    /// System errors NCCL reports, by path and errno.
+    #[serde(default)]
+    pub(crate) nccl_system: Vec<cuda::Entry>,
+    /// Libraries a crash can happen in.
+    #[serde(default)]
+    pub(crate) crash_library: Vec<cuda::Entry>,
     /// NVRM knowledge laid over `data/nvrm.toml` (see [`nvrm::NvrmFile::overlay`]).
     #[serde(default)]
     pub(crate) nvrm: Option<nvrm::NvrmFile>,
@@ -135,4 +150,17 @@ pub struct TraceLayer {
     /// Counts only when one of these shows among the trace's modules or in the task's name.
     #[serde(default)]
     pub only_with: Vec<String>,
+}
+
+impl RecognizerFile {
+    /// The file's CUDA, NCCL and crash tables, gathered.
+    pub(crate) fn cuda_tables(&self) -> cuda::CudaTables {
+        cuda::CudaTables {
+            errors: self.cuda_error.clone(),
+            statuses: self.cuda_status.clone(),
+            nccl: self.nccl_result.clone(),
+            system: self.nccl_system.clone(),
+            crash: self.crash_library.clone(),
+        }
+    }
 }

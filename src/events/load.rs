@@ -4,7 +4,7 @@
 
 use super::record::Origin;
 use super::set::{Compiled, NvrmKnowledge};
-use super::{ntstatus, nvrm, regexes, verbs};
+use super::{cuda, ntstatus, nvrm, regexes, verbs};
 use super::{Needles, Prefilter, RecognizerDef, RecognizerFile, RecognizerSet, TraceDef};
 use regex::Regex;
 use std::borrow::Cow;
@@ -38,7 +38,8 @@ pub enum RecognizerError {
 }
 
 /// The built-in parsers a recognizer may name instead of a regex.
-const PARSERS: [&str; 8] = [
+const PARSERS: [&str; 9] = [
+    "cuda_error",
     "xid",
     "sxid",
     "aer",
@@ -60,6 +61,7 @@ pub(super) fn builtin_files() -> &'static [RecognizerFile] {
             (embedded::JOBS, "data/jobs.toml"),
             (embedded::VERBS, "data/verbs.toml"),
             (embedded::NTSTATUS, "data/ntstatus.toml"),
+            (embedded::CUDA, "data/cuda.toml"),
         ]
         .iter()
         .map(|(json, what)| embedded::load(json, what))
@@ -91,6 +93,7 @@ struct Merged {
     nvrm_user: Vec<nvrm::NvrmFile>,
     ib_verbs: Vec<verbs::VerbsEntry>,
     ntstatus: Vec<ntstatus::NtStatus>,
+    cuda: cuda::CudaTables,
 }
 
 impl Merged {
@@ -122,6 +125,12 @@ impl Merged {
             self.ib_verbs.push(v.clone());
         }
         self.ntstatus.extend(f.ntstatus.iter().cloned());
+        let tables = f.cuda_tables();
+        tables.check().map_err(|what| RecognizerError::Invalid {
+            id: "cuda tables".into(),
+            what,
+        })?;
+        self.cuda.extend(&tables);
         Ok(())
     }
 
@@ -299,6 +308,7 @@ impl RecognizerSet {
             trace: m.trace,
             ib_verbs: m.ib_verbs,
             ntstatus: m.ntstatus,
+            cuda: m.cuda,
         })
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod aer;
 pub mod cper;
+pub mod cuda;
 mod defs;
 mod intern;
 pub mod job;
@@ -45,9 +46,10 @@ pub const BUILTIN_JOB_RECOGNIZERS: &str = include_str!("../../data/jobs.toml");
 
 /// Every built-in recognizer file as written, in load order (a run reads the form the build
 /// embedded, see `build.rs`).
-pub const BUILTIN_FILES: [&str; 4] = [
+pub const BUILTIN_FILES: [&str; 5] = [
     BUILTIN_RECOGNIZERS,
     BUILTIN_JOB_RECOGNIZERS,
     verbs::BUILTIN_VERBS,
     ntstatus::BUILTIN_NTSTATUS,
+    cuda::BUILTIN_CUDA,
 ];

@@ -1,7 +1,7 @@
 //! The recognizer set at work: which recognizers own an anchor, running them on a record
 //! (specific before generic) and settling the drafts of one record.
 
-use super::{aer, cper, job, ntstatus, nvrm, regexes, verbs, xid};
+use super::{aer, cper, cuda, job, ntstatus, nvrm, regexes, verbs, xid};
 use super::{Draft, Needles, Prefilter, RecognizerDef, Record, TraceDef};
 use crate::model::LineStamp;
 use regex::Regex;
@@ -40,6 +40,8 @@ pub struct RecognizerSet {
     pub ib_verbs: Vec<verbs::VerbsEntry>,
     /// The Windows NTSTATUS table (exit statuses); later entries win.
     pub ntstatus: Vec<ntstatus::NtStatus>,
+    /// The CUDA error, library status, NCCL result and crash-library tables; later entries win.
+    pub cuda: cuda::CudaTables,
     /// The NVRM knowledge (built-in, or with the user's `[nvrm]` tables).
     pub(super) nvrm: NvrmKnowledge,
     /// Ids of the recognizers with the `nvrm` parser.
@@ -112,6 +114,10 @@ impl RecognizerSet {
         match self.compiled[idx].def.parser.as_deref() {
             Some("aer" | "torchrun_failure" | "cper") => true,
             Some("nvrm") => self.nvrm().needs_context(full),
+            // the text on the next line, or the announcing line above
+            Some("cuda_error") => ["Test CUDA failure", "call to cu", "CUDA_ERROR_"]
+                .iter()
+                .any(|l| full.contains(l)),
             _ => false,
         }
     }
@@ -282,6 +288,9 @@ impl RecognizerSet {
             Some("nvrm") => {
                 nvrm::nvrm_drafts(self.nvrm(), rec, out);
             }
+            Some("cuda_error") => {
+                cuda::cuda_drafts(&self.cuda, rec, out);
+            }
             _ => regex_drafts(c, rec.body, out),
         }
         for d in &mut out[start..] {
@@ -300,6 +309,9 @@ impl RecognizerSet {
                     d.severity = def.severity;
                 }
             }
+            // after the recognizer's own layer, which stands over the tables' readings
+            cuda::nccl::annotate(&self.cuda, d, rec.body);
+            cuda::annotate_crash(&self.cuda, d);
         }
         false
     }

@@ -195,7 +195,9 @@ pub(super) fn explains<'a>(
         return None;
     }
     let (c, e) = (&events[ci], &events[ei]);
-    if !same_place(c, e) {
+    // two readings of one record (an ECC error and the CUDA error it was reported as) are one
+    // observation: neither explains the other
+    if !same_place(c, e) || (c.input == e.input && c.source.line == e.source.line) {
         return None;
     }
     table.iter().find(|x| {

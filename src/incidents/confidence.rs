@@ -38,6 +38,10 @@ pub(super) fn of_rule(
     if GENERIC.contains(&p.kind) {
         c -= 0.15;
     }
+    // a code that cannot name the layer on its own: the layers it may point at stay open
+    if rule.layer_from.as_deref() == Some("event") && p.layer == crate::model::Layer::Unknown {
+        c = c.min(0.35);
+    }
     if p.severity <= Severity::Warning && fitting.iter().map(|e| e.weight()).sum::<u64>() <= 1 {
         c -= 0.05;
     }

@@ -5,7 +5,7 @@ use super::verdict::{
     alone, alternatives_of, benign, consequences_only, discounted_only, from_event, from_rule,
     suspects, tally, Verdict,
 };
-use super::{cause, choose, Alternative, Incident};
+use super::{cause, choose, reading, Alternative, Incident};
 use crate::catalog::Catalog;
 use crate::job::JobInfo;
 use crate::model::{Layer, Severity};
@@ -142,9 +142,15 @@ fn decide<'r>(
     let alternatives = alternatives_of(&cands, picked.as_ref().map(|p| p.0), events, catalog);
     let preceded = chosen.and_then(|c| Some((c.rule.pattern.preceded_by.as_ref()?, c.event)));
     let cause = preceded.and_then(|(p, i)| cause::cause_of(p, i, events, members));
+    let mut cause = cause;
     let (v, alternatives, missing) = match chosen {
         Some(c) => {
-            let v = from_rule(c, members, events, catalog, cause, !alternatives.is_empty());
+            let mut v = from_rule(c, members, events, catalog, cause, !alternatives.is_empty());
+            let mut alternatives = alternatives;
+            if reading::by_event(c.rule) {
+                cause =
+                    settle(&mut v, &mut alternatives, members, events, conseq, catalog).or(cause);
+            }
             (v, alternatives, Vec::new())
         }
         None => {
@@ -167,6 +173,40 @@ fn decide<'r>(
         preceded,
         why: picked.and_then(|(_, why)| why),
     }
+}
+
+/// A verdict whose event's code cannot name the layer (`unknown` with candidates) takes the
+/// layer of another fault of the incident that lies in one of its candidate layers; returns that
+/// fault (cited as the cause).
+fn settle(
+    v: &mut Verdict,
+    alternatives: &mut Vec<Alternative>,
+    members: &[usize],
+    events: &[Event],
+    conseq: &[bool],
+    catalog: &Catalog,
+) -> Option<usize> {
+    let p = v.primary?;
+    let c = reading::context_for(p, members, events, conseq)?;
+    let layer = events[c].layer;
+    alternatives.retain(|a| a.layer != layer);
+    alternatives.insert(
+        0,
+        Alternative {
+            layer: Layer::Unknown,
+            confidence: 0.2,
+            summary: format!(
+                "the code alone does not name the layer ({}:{})",
+                events[p].source.path, events[p].source.line
+            ),
+        },
+    );
+    v.layer = layer;
+    v.confidence = 0.45;
+    v.responsibility = reading::responsibility(layer).to_string();
+    v.summary
+        .push_str(&reading::settled_by(&events[c], catalog));
+    Some(c)
 }
 
 /// The members the catalog calls benign (discounted), and the others that the rules do not take

@@ -16,6 +16,7 @@ mod drift;
 mod facts;
 mod judge;
 mod phrase;
+mod reading;
 mod verdict;
 
 mod topo;
@@ -306,6 +307,23 @@ pub fn render(template: &str, e: &Event, count: u64, catalog: &Catalog) -> Strin
                 "xid",
                 e.attrs.get("caused_by_xid").and_then(|v| v.parse().ok()),
             ),
+        )
+        .replace(
+            "{reading}",
+            e.attrs.get("reading").unwrap_or_else(|| {
+                catalog
+                    .kind
+                    .get(e.kind)
+                    .map_or("no reading", |k| k.meaning.trim_end_matches('.'))
+            }),
+        )
+        .replace(
+            "{error}",
+            e.attrs
+                .get("error")
+                .or(e.attrs.get("nccl_result"))
+                .or(e.attrs.get("library"))
+                .unwrap_or(e.kind),
         )
         .replace(
             "{frames}",

@@ -2,7 +2,7 @@
 //! when no rule fits, events that are safe to ignore on their own, or consequences alone; with
 //! the runner-up layers, the counts and who must act.
 
-use super::{cause, choose, confidence, render, Alternative};
+use super::{cause, choose, confidence, reading, render, Alternative};
 use crate::catalog::Catalog;
 use crate::job::JobInfo;
 use crate::model::Layer;
@@ -78,6 +78,9 @@ pub(super) fn alternatives_of(
     let mut out: Vec<Alternative> = Vec::new();
     let Some(k) = chosen else { return out };
     let layer = rule_layer(cands[k].rule, &events[cands[k].event], catalog);
+    if reading::by_event(cands[k].rule) {
+        out = reading::alternatives(&events[cands[k].event], layer);
+    }
     for (j, c) in cands.iter().enumerate() {
         let l = rule_layer(c.rule, &events[c.event], catalog);
         if j == k || l == layer || out.iter().any(|a| a.layer == l) {
@@ -98,7 +101,8 @@ pub(super) fn alternatives_of(
     out
 }
 
-/// A rule's layer for its event (`layer_from` reads it from the catalog).
+/// A rule's layer for its event (`layer_from`: `caused_by_xid` reads it from the catalog,
+/// `event` is the event's own reading, see [`super::reading`]).
 pub(super) fn rule_layer(rule: &Rule, e: &Event, catalog: &Catalog) -> Layer {
     match rule.layer_from.as_deref() {
         Some("caused_by_xid") => e
@@ -107,6 +111,7 @@ pub(super) fn rule_layer(rule: &Rule, e: &Event, catalog: &Catalog) -> Layer {
             .and_then(|v| v.parse::<i64>().ok())
             .and_then(|n| catalog.xid.get(&n))
             .map_or(rule.layer, |x| x.layer),
+        Some("event") => e.layer,
         _ => rule.layer,
     }
 }
@@ -130,11 +135,16 @@ pub(super) fn from_rule(
     if let Some(c) = cause {
         summary = cause::fill(summary, &events[c], &events[i], catalog);
     }
+    let layer = rule_layer(rule, &events[i], catalog);
+    let responsibility = match reading::by_event(rule) {
+        true => reading::responsibility(layer).to_string(),
+        false => rule.responsibility.clone(),
+    };
     Verdict {
-        layer: rule_layer(rule, &events[i], catalog),
+        layer,
         confidence: confidence::of_rule(rule, i, members, events, has_alternatives),
         summary,
-        responsibility: rule.responsibility.clone(),
+        responsibility,
         actions: rule.actions.clone(),
         primary: Some(i),
         rule: Some(rule.id.clone()),

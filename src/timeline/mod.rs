@@ -217,8 +217,10 @@ pub(crate) fn numbered_into(prefix: u8, n: u64, buf: &mut [u8; NUMBERED]) -> &st
     std::str::from_utf8(&buf[k..]).unwrap_or("")
 }
 
-/// Merges watchdog progress lines into the nearest earlier timeout of the same input and rank.
+/// Merges watchdog progress lines into the nearest earlier timeout of the same input and rank,
+/// and NCCL's return trace into the NCCL error above it ([`merge_return`]).
 fn merge_attachments(events: &mut [Event], input: usize, attachments: &[RawEvent]) {
+    merge_return(events, input, attachments);
     for a in attachments.iter().filter(|a| a.kind == "nccl_progress") {
         let target = events.iter_mut().rfind(|e| {
             e.input == input
@@ -230,6 +232,41 @@ fn merge_attachments(events: &mut [Event], input: usize, attachments: &[RawEvent
         if let Some(t) = target {
             for (k, v) in &a.attrs {
                 t.attrs.insert_if_absent(k, v);
+            }
+        }
+    }
+}
+
+/// NCCL's return trace (`NCCL INFO init.cc:840 -> 5`) read into the nearest NCCL error above it
+/// (same input and rank, at most 20 lines up) that has no result yet: the result, and its layer
+/// when no family of the error reads it already (see [`crate::events::cuda::nccl`]).
+fn merge_return(events: &mut [Event], input: usize, attachments: &[RawEvent]) {
+    use crate::events::cuda::nccl;
+    for a in attachments.iter().filter(|a| a.kind == nccl::RETURN_KIND) {
+        let target = events.iter_mut().rfind(|e| {
+            e.input == input
+                && e.kind == "nccl_error"
+                && e.source.line <= a.line
+                && a.line - e.source.line <= 20
+                && (a.rank.is_none() || e.rank == a.rank)
+        });
+        let Some(t) = target else { continue };
+        if t.attrs.contains_key("nccl_result") {
+            continue;
+        }
+        if nccl::takes_traced_result(t.attrs.get("family"), false) {
+            if let Some(l) = a.attrs.get("result_layer").and_then(Layer::parse) {
+                t.layer = l;
+            }
+            for k in ["reading", "candidates"] {
+                if let Some(v) = a.attrs.get(k) {
+                    t.attrs.insert_str(k, v);
+                }
+            }
+        }
+        for k in ["nccl_result", "nccl_code"] {
+            if let Some(v) = a.attrs.get(k) {
+                t.attrs.insert_str(k, v);
             }
         }
     }

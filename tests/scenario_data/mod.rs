@@ -374,3 +374,17 @@ Mar 14 02:13:07 node-a kernel: [70081.927357]  io_schedule+0x46/0x70
 Mar 14 02:13:07 node-a kernel: [70081.927358]  folio_wait_bit_common+0x13d/0x350
 Mar 14 02:13:07 node-a kernel: [70081.927359]  filemap_fault+0x6a4/0x9e0
 ";
+
+/// A job process crashes inside the CUDA driver library.
+pub const SEGFAULT_LIBCUDA: &str = "Mar 14 02:13:07 node-a kernel: [1795955.589904] python[4242]: segfault at 7f797fe00000 ip 00007f7c7ac69996 sp 00007f7c12fd7c30 error 4 in libcuda.so.535.104.05[7f7c7ac00000+d3d3000]
+";
+
+/// The same crash right after the host ran out of memory (the OOM explains it).
+pub const HOST_OOM_THEN_SEGFAULT_LIBCUDA: &str = "Mar 14 02:13:06 node-a kernel: [1795954.589904] Out of memory: Killed process 4243 (python) total-vm:1000000kB, anon-rss:900000kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:10kB oom_score_adj:0
+Mar 14 02:13:07 node-a kernel: [1795955.589904] python[4242]: segfault at 7f797fe00000 ip 00007f7c7ac69996 sp 00007f7c12fd7c30 error 4 in libcuda.so.535.104.05[7f7c7ac00000+d3d3000]
+";
+
+/// NCCL cannot extend its shared-memory segment: the container's /dev/shm is full.
+pub const NCCL_SHM_FULL: &str = "[2026-03-14 02:13:07] node-a:4242:4300 [0] misc/shmutils.cc:88 NCCL WARN Error: failed to extend /dev/shm/nccl-WU88OE to 9637892 bytes, error: No space left on device (28)
+node-a:4242:4300 [0] NCCL INFO transport/shm.cc:551 -> 2
+";
