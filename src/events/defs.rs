@@ -1,7 +1,7 @@
 //! The recognizer files as written: the schema of `data/recognizers.toml`, `data/jobs.toml`,
 //! `data/verbs.toml`, `data/ntstatus.toml` and of the recognizer part of a user's rules file.
 
-use super::{ntstatus, nvrm, verbs};
+use super::{ntstatus, nvml, nvrm, verbs};
 use crate::model::{Layer, Severity};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -102,6 +102,8 @@ pub(crate) struct RecognizerFile {
     pub(crate) ib_verbs: Vec<verbs::VerbsEntry>,
     #[serde(default)]
     pub(crate) ntstatus: Vec<ntstatus::NtStatus>,
+    #[serde(default)]
+    pub(crate) nvml: Vec<nvml::NvmlReturn>,
     /// NVRM knowledge laid over `data/nvrm.toml` (see [`nvrm::NvrmFile::overlay`]).
     #[serde(default)]
     pub(crate) nvrm: Option<nvrm::NvrmFile>,

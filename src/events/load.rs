@@ -4,7 +4,7 @@
 
 use super::record::Origin;
 use super::set::{Compiled, NvrmKnowledge};
-use super::{ntstatus, nvrm, regexes, verbs};
+use super::{ntstatus, nvml, nvrm, regexes, verbs};
 use super::{Needles, Prefilter, RecognizerDef, RecognizerFile, RecognizerSet, TraceDef};
 use regex::Regex;
 use std::borrow::Cow;
@@ -60,6 +60,7 @@ pub(super) fn builtin_files() -> &'static [RecognizerFile] {
             (embedded::JOBS, "data/jobs.toml"),
             (embedded::VERBS, "data/verbs.toml"),
             (embedded::NTSTATUS, "data/ntstatus.toml"),
+            (embedded::NVML, "data/nvml.toml"),
         ]
         .iter()
         .map(|(json, what)| embedded::load(json, what))
@@ -91,6 +92,7 @@ struct Merged {
     nvrm_user: Vec<nvrm::NvrmFile>,
     ib_verbs: Vec<verbs::VerbsEntry>,
     ntstatus: Vec<ntstatus::NtStatus>,
+    nvml: Vec<nvml::NvmlReturn>,
 }
 
 impl Merged {
@@ -122,6 +124,7 @@ impl Merged {
             self.ib_verbs.push(v.clone());
         }
         self.ntstatus.extend(f.ntstatus.iter().cloned());
+        self.nvml.extend(f.nvml.iter().cloned());
         Ok(())
     }
 
@@ -299,6 +302,7 @@ impl RecognizerSet {
             trace: m.trace,
             ib_verbs: m.ib_verbs,
             ntstatus: m.ntstatus,
+            nvml: m.nvml,
         })
     }
 }

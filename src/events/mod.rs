@@ -14,6 +14,7 @@ pub mod job;
 mod load;
 mod needles;
 pub mod ntstatus;
+pub mod nvml;
 pub mod nvrm;
 mod prefilter;
 pub mod reach;
@@ -45,9 +46,10 @@ pub const BUILTIN_JOB_RECOGNIZERS: &str = include_str!("../../data/jobs.toml");
 
 /// Every built-in recognizer file as written, in load order (a run reads the form the build
 /// embedded, see `build.rs`).
-pub const BUILTIN_FILES: [&str; 4] = [
+pub const BUILTIN_FILES: [&str; 5] = [
     BUILTIN_RECOGNIZERS,
     BUILTIN_JOB_RECOGNIZERS,
     verbs::BUILTIN_VERBS,
     ntstatus::BUILTIN_NTSTATUS,
+    nvml::BUILTIN_NVML,
 ];
