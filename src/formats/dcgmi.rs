@@ -253,7 +253,7 @@ pub fn events(text: &str, catalog: &Catalog) -> (Vec<DiagEvent>, u64) {
         } else {
             (vec![("diag_failure".to_string(), Severity::Warning)], None)
         };
-        let generic = kinds.len() == 1 && kinds[0].0 == "diag_failure";
+        let generic = code.is_none() && kinds.len() == 1 && kinds[0].0 == "diag_failure";
         if r.name == "Warning" && generic && !failed {
             continue;
         }
