@@ -15,7 +15,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// (table, specific % floor).
-const FLOORS: [(&str, u32); 2] = [("nvml-errors.tsv", 90), ("dcgm.tsv", 45)];
+/// dcgm.tsv: the 13 rows below specific share the format `Detected %ld %s for GPU %u` (SBE, DBE,
+/// PCIe replay and field violations): the field's name decides, so they read by its words (a
+/// generic kind or `diag_failure`), never by one code's entry.
+const FLOORS: [(&str, u32); 2] = [("nvml-errors.tsv", 94), ("dcgm.tsv", 80)];
 
 /// nvidia-smi lines that are not a failure of their own, with the reason.
 const NVIDIA_SMI_DECISIONS: [(&str, &str); 3] = [
@@ -277,7 +280,7 @@ fn tools_vocabularies_are_read() {
         if specific < floor {
             failed.push(format!("{table}: specific {specific}% < {floor}%"));
         }
-        if table == "nvml-errors.tsv" && !tally.misses.is_empty() {
+        if !tally.misses.is_empty() {
             failed.push(format!("{table}: {} rows give nothing", tally.misses.len()));
         }
     }
