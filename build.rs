@@ -15,15 +15,23 @@ use std::path::{Path, PathBuf};
 mod regex_gate;
 
 /// The data files whose `[[recognizer]]` regexes are built in (see [`write_regex_gates`]).
-const RECOGNIZER_FILES: [&str; 5] = ["recognizers", "jobs", "verbs", "ntstatus", "cuda"];
-
-/// The data files embedded, by stem (`data/STEM.toml` → `OUT_DIR/STEM.json`).
-const FILES: [&str; 8] = [
+const RECOGNIZER_FILES: [&str; 6] = [
     "recognizers",
     "jobs",
     "verbs",
     "ntstatus",
     "cuda",
+    "nvml",
+];
+
+/// The data files embedded, by stem (`data/STEM.toml` → `OUT_DIR/STEM.json`).
+const FILES: [&str; 9] = [
+    "recognizers",
+    "jobs",
+    "verbs",
+    "ntstatus",
+    "cuda",
+    "nvml",
     "catalog",
     "rules",
     "nvrm",

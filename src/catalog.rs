@@ -133,6 +133,38 @@ pub struct KindEntry {
     pub actions: Vec<String>,
 }
 
+/// What is normal for a GPU model: its NVLinks (see the `[[product]]` table).
+#[derive(Clone, Debug, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProductEntry {
+    /// Words that must each begin a word of the product name (lower case; `-`, `_` are blanks).
+    #[serde(rename = "match")]
+    pub words: Vec<String>,
+    /// NVLinks up on a healthy part (0: no NVLink).
+    pub nvlinks: u32,
+    /// Links may be inactive by design (bridged PCIe cards).
+    #[serde(default)]
+    pub links_optional: bool,
+    /// Why, for the notes of discounted states.
+    pub note: String,
+}
+
+impl ProductEntry {
+    /// True when every word of the entry begins a word of `name`.
+    pub fn fits(&self, name: &str) -> bool {
+        let lower = name.to_ascii_lowercase().replace(['-', '_', '/'], " ");
+        let tokens: Vec<&str> = lower.split_whitespace().collect();
+        self.words
+            .iter()
+            .all(|w| tokens.iter().any(|t| t.starts_with(w.as_str())))
+    }
+
+    /// True when an inactive link of this product is a fault (all its links must be up).
+    pub fn links_required(&self) -> bool {
+        self.nvlinks > 0 && !self.links_optional
+    }
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct CatalogFile {
@@ -150,6 +182,8 @@ pub(crate) struct CatalogFile {
     range: Vec<RangeEntry>,
     #[serde(default)]
     layer: Vec<LayerEntry>,
+    #[serde(default)]
+    product: Vec<ProductEntry>,
 }
 
 /// What is known about a range of codes of one family (for codes the tables do not hold).
@@ -197,6 +231,8 @@ pub struct Catalog {
     pub ranges: Vec<RangeEntry>,
     /// Layers.
     pub layers: BTreeMap<Layer, LayerEntry>,
+    /// GPU models and their NVLinks, in match order.
+    pub products: Vec<ProductEntry>,
 }
 
 impl Catalog {
@@ -247,6 +283,10 @@ impl Catalog {
         for l in f.layer {
             self.layers.insert(l.name, l);
         }
+        // a user's entries are tried before the built-in ones
+        let mut products = f.product;
+        products.append(&mut self.products);
+        self.products = products;
     }
 
     /// Layer and severity for an event of `kind` with an optional code.
@@ -306,6 +346,11 @@ impl Catalog {
         code.filter(|_| sxid)
             .and_then(|c| self.sxid.get(&c))
             .and_then(|x| x.benign.as_deref())
+    }
+
+    /// The entry of the GPU model named `name` (the first that fits).
+    pub fn product(&self, name: &str) -> Option<&ProductEntry> {
+        self.products.iter().find(|p| p.fits(name))
     }
 
     /// True for codes that keep an incident open longer.

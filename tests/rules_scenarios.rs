@@ -449,6 +449,47 @@ const SCENARIOS: &[Scenario] = &[
         instead: Instead::Rule("k8s-device-plugin-xid"),
     },
     Scenario {
+        rule: "nvml-driver-stack",
+        layer: "driver_stack",
+        responsibility: "operator",
+        positive: &[(
+            "node-a/nvidia-smi.txt",
+            "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n",
+        )],
+        // a field the GPU does not support is not a failure
+        near_miss: &[(
+            "node-a/monitor.log",
+            "pynvml.NVMLError_NotSupported: Not Supported\n",
+        )],
+        instead: Instead::Nothing,
+    },
+    Scenario {
+        rule: "nvml-hardware",
+        layer: "hardware",
+        responsibility: "vendor",
+        positive: &[(
+            "node-a/monitor.log",
+            "pynvml.NVMLError_GpuIsLost: GPU is lost\n",
+        )],
+        // `Unknown Error` names no layer on its own: driver (GSP) or hardware, the kernel log decides
+        near_miss: &[(
+            "node-a/nvidia-smi.txt",
+            "Unable to determine the device handle for GPU0000:3B:00.0: Unknown Error\n",
+        )],
+        instead: Instead::Unknown,
+    },
+    Scenario {
+        rule: "nvml-platform",
+        layer: "platform",
+        responsibility: "operator",
+        positive: &[("node-a/nvidia-smi.txt", "$ nvidia-smi\nNo devices were found\n")],
+        near_miss: &[(
+            "node-a/probe.log",
+            "INFO No devices found for vendor 15b3\n",
+        )],
+        instead: Instead::Nothing,
+    },
+    Scenario {
         rule: "k8s-node-not-ready",
         layer: "platform",
         responsibility: "operator",

@@ -1,7 +1,7 @@
 //! The recognizer files as written: the schema of `data/recognizers.toml`, `data/jobs.toml`,
 //! `data/verbs.toml`, `data/ntstatus.toml` and of the recognizer part of a user's rules file.
 
-use super::{cuda, ntstatus, nvrm, verbs};
+use super::{cuda, ntstatus, nvml, nvrm, verbs};
 use crate::model::{Layer, Severity};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -117,6 +117,8 @@ pub(crate) struct RecognizerFile {
     /// Libraries a crash can happen in.
     #[serde(default)]
     pub(crate) crash_library: Vec<cuda::Entry>,
+    #[serde(default)]
+    pub(crate) nvml: Vec<nvml::NvmlReturn>,
     /// NVRM knowledge laid over `data/nvrm.toml` (see [`nvrm::NvrmFile::overlay`]).
     #[serde(default)]
     pub(crate) nvrm: Option<nvrm::NvrmFile>,

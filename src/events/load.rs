@@ -4,7 +4,7 @@
 
 use super::record::Origin;
 use super::set::{Compiled, NvrmKnowledge};
-use super::{cuda, ntstatus, nvrm, regexes, verbs};
+use super::{cuda, ntstatus, nvml, nvrm, regexes, verbs};
 use super::{Needles, Prefilter, RecognizerDef, RecognizerFile, RecognizerSet, TraceDef};
 use regex::Regex;
 use std::borrow::Cow;
@@ -62,6 +62,7 @@ pub(super) fn builtin_files() -> &'static [RecognizerFile] {
             (embedded::VERBS, "data/verbs.toml"),
             (embedded::NTSTATUS, "data/ntstatus.toml"),
             (embedded::CUDA, "data/cuda.toml"),
+            (embedded::NVML, "data/nvml.toml"),
         ]
         .iter()
         .map(|(json, what)| embedded::load(json, what))
@@ -94,6 +95,7 @@ struct Merged {
     ib_verbs: Vec<verbs::VerbsEntry>,
     ntstatus: Vec<ntstatus::NtStatus>,
     cuda: cuda::CudaTables,
+    nvml: Vec<nvml::NvmlReturn>,
 }
 
 impl Merged {
@@ -131,6 +133,7 @@ impl Merged {
             what,
         })?;
         self.cuda.extend(&tables);
+        self.nvml.extend(f.nvml.iter().cloned());
         Ok(())
     }
 
@@ -309,6 +312,7 @@ impl RecognizerSet {
             ib_verbs: m.ib_verbs,
             ntstatus: m.ntstatus,
             cuda: m.cuda,
+            nvml: m.nvml,
         })
     }
 }

@@ -15,6 +15,7 @@ pub mod job;
 mod load;
 mod needles;
 pub mod ntstatus;
+pub mod nvml;
 pub mod nvrm;
 mod prefilter;
 pub mod reach;
@@ -46,10 +47,11 @@ pub const BUILTIN_JOB_RECOGNIZERS: &str = include_str!("../../data/jobs.toml");
 
 /// Every built-in recognizer file as written, in load order (a run reads the form the build
 /// embedded, see `build.rs`).
-pub const BUILTIN_FILES: [&str; 5] = [
+pub const BUILTIN_FILES: [&str; 6] = [
     BUILTIN_RECOGNIZERS,
     BUILTIN_JOB_RECOGNIZERS,
     verbs::BUILTIN_VERBS,
     ntstatus::BUILTIN_NTSTATUS,
     cuda::BUILTIN_CUDA,
+    nvml::BUILTIN_NVML,
 ];

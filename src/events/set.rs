@@ -1,7 +1,7 @@
 //! The recognizer set at work: which recognizers own an anchor, running them on a record
 //! (specific before generic) and settling the drafts of one record.
 
-use super::{aer, cper, cuda, job, ntstatus, nvrm, regexes, verbs, xid};
+use super::{aer, cper, cuda, job, ntstatus, nvml, nvrm, regexes, verbs, xid};
 use super::{Draft, Needles, Prefilter, RecognizerDef, Record, TraceDef};
 use crate::model::LineStamp;
 use regex::Regex;
@@ -42,6 +42,8 @@ pub struct RecognizerSet {
     pub ntstatus: Vec<ntstatus::NtStatus>,
     /// The CUDA error, library status, NCCL result and crash-library tables; later entries win.
     pub cuda: cuda::CudaTables,
+    /// The NVML return-code table; later entries win.
+    pub nvml: Vec<nvml::NvmlReturn>,
     /// The NVRM knowledge (built-in, or with the user's `[nvrm]` tables).
     pub(super) nvrm: NvrmKnowledge,
     /// Ids of the recognizers with the `nvrm` parser.
@@ -292,6 +294,14 @@ impl RecognizerSet {
                 cuda::cuda_drafts(&self.cuda, rec, out);
             }
             _ => regex_drafts(c, rec.body, out),
+        }
+        let mut i = start;
+        while i < out.len() {
+            if nvml::annotate(&self.nvml, &mut out[i]) {
+                i += 1;
+            } else {
+                out.remove(i);
+            }
         }
         for d in &mut out[start..] {
             if !std::ptr::eq(d.origin, c.full) {

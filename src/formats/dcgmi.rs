@@ -214,8 +214,6 @@ fn keyword_kind(lower: &str) -> &'static str {
         "gpu_thermal"
     } else if lower.contains("power") {
         "gpu_power"
-    } else if lower.contains("pcie") || lower.contains("pci ") {
-        "pcie_aer"
     } else if lower.contains("nvlink") {
         "nvlink_error"
     } else if lower.contains("row remap") {
@@ -248,16 +246,20 @@ pub fn events(text: &str, catalog: &Catalog) -> (Vec<DiagEvent>, u64) {
         if !raised || r.result.is_empty() {
             continue;
         }
-        // a test row's own `Fail - GPU: 0` is named by its test; detail rows by their text
+        // a test row's own `Fail - GPU: 0` is the diagnostic's verdict on that test (its kind
+        // is `diag_failure`, judged by its test); detail rows by their text and DCGM code
         let (kinds, code) = if detail {
             classify(&current_test, &r.result, catalog)
         } else {
-            classify(&current_test, "", catalog)
+            (vec![("diag_failure".to_string(), Severity::Warning)], None)
         };
-        let generic = kinds.len() == 1 && kinds[0].0 == "diag_failure";
+        let generic = code.is_none() && kinds.len() == 1 && kinds[0].0 == "diag_failure";
         if r.name == "Warning" && generic && !failed {
             continue;
         }
+        let unwired = (code.as_deref() == Some("DCGM_FR_NVLINK_DOWN"))
+            .then(|| every_link_down(&r.result))
+            .flatten();
         for (kind, severity) in kinds {
             let mut attrs = BTreeMap::new();
             attrs.insert("test".to_string(), current_test.clone());
@@ -265,6 +267,14 @@ pub fn events(text: &str, catalog: &Catalog) -> (Vec<DiagEvent>, u64) {
             if let Some(c) = &code {
                 attrs.insert("dcgm_code".to_string(), c.clone());
             }
+            let severity = match &unwired {
+                Some(note) => {
+                    attrs.insert("reason".to_string(), note.clone());
+                    attrs.insert("normal".to_string(), "true".to_string());
+                    Severity::Info
+                }
+                None => severity,
+            };
             out.push(DiagEvent {
                 line: r.line,
                 kind,
@@ -274,7 +284,58 @@ pub fn events(text: &str, catalog: &Catalog) -> (Vec<DiagEvent>, u64) {
             });
         }
     }
+    discount_tests(&mut out);
     (out, rows.len() as u64)
+}
+
+/// When every NVLink a result names for a GPU is down, links 0 to N all of them and none up,
+/// the GPU has no NVLink wired (a PCIe card without a bridge, a model without NVLink): DCGM's
+/// PCIe test checks link status unless told not to. The note saying so, else None.
+fn every_link_down(result: &str) -> Option<String> {
+    let lower = normalize(result);
+    let mut links: Vec<u32> = lower
+        .match_indices("nvlink link ")
+        .filter_map(|(p, m)| {
+            let after = &lower[p + m.len()..];
+            let n: String = after.chars().take_while(char::is_ascii_digit).collect();
+            let tail = after[n.len()..].trim_start();
+            tail.starts_with("is currently down")
+                .then(|| n.parse().ok())
+                .flatten()
+        })
+        .collect();
+    links.sort_unstable();
+    links.dedup();
+    let contiguous = links.iter().enumerate().all(|(i, &l)| l == i as u32);
+    (links.len() >= 2 && contiguous && !lower.contains(" up")).then(|| {
+        format!(
+            "every NVLink the diagnostic checked ({} links from 0) is down and none is up: a GPU \
+             without NVLink wired (a PCIe card without a bridge), where DCGM's PCIe test checks \
+             link status by default; discounted",
+            links.len()
+        )
+    })
+}
+
+/// A failed test whose detail events are all discounted (normal for the machine) is discounted
+/// too: the failure is the diagnostic's, not the GPU's.
+fn discount_tests(out: &mut [DiagEvent]) {
+    let mut tests: BTreeMap<String, (bool, bool)> = BTreeMap::new();
+    for e in out.iter().filter(|e| e.kind != "diag_failure") {
+        let t = tests.entry(e.attrs["test"].clone()).or_default();
+        t.0 |= e.attrs.contains_key("normal");
+        t.1 |= !e.attrs.contains_key("normal");
+    }
+    for e in out.iter_mut().filter(|e| e.kind == "diag_failure") {
+        if tests.get(&e.attrs["test"]) == Some(&(true, false)) {
+            e.severity = Severity::Info;
+            e.attrs.insert("normal".to_string(), "true".to_string());
+            e.attrs.insert(
+                "reason".to_string(),
+                "every finding of this test was discounted as normal for the GPU".to_string(),
+            );
+        }
+    }
 }
 
 #[cfg(test)]

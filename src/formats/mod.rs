@@ -13,6 +13,7 @@ pub mod kernel;
 pub mod locale;
 pub mod nvidia_smi;
 pub mod nvidia_smi_xml;
+pub mod nvlink;
 pub mod record;
 pub mod repeat;
 pub mod syslog;
@@ -369,6 +370,7 @@ fn by_signature(window: &[u8]) -> Option<Format> {
     } else if nvidia_smi::looks_like(window)
         || nvidia_smi_xml::looks_like(window)
         || topo::looks_like(window)
+        || nvlink::looks_like(window)
     {
         Some(Format::NvidiaSmi)
     } else if dcgmi::looks_like_json(window) {

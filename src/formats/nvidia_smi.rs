@@ -232,6 +232,9 @@ impl Walker {
 
     /// The fault state a field shows, by the section it is in.
     fn judge(&mut self, f: &Field) {
+        if self.unreadable(f) || self.reset_state(f) {
+            return;
+        }
         if f.within("Clocks Throttle Reasons")
             || f.within("Clocks Event Reasons")
             || f.within("Clocks Reasons")
@@ -248,6 +251,37 @@ impl Walker {
         }
     }
 
+    /// A field NVML could not read for a GPU that otherwise answers (`MIG Mode Current :
+    /// Unknown Error`): the GPU is on the bus and the driver (its GSP firmware) fails the query,
+    /// so the driver stack, the hardware the alternative; `GPU is lost` is the hardware's.
+    fn unreadable(&mut self, f: &Field) -> bool {
+        let (sev, reason) = match f.value {
+            "Unknown Error" => (
+                Severity::Error,
+                format!("{}: Unknown Error (the GPU answers other queries)", f.full),
+            ),
+            "GPU is lost" => (Severity::Critical, format!("{}: GPU is lost", f.full)),
+            _ => return false,
+        };
+        self.note(f.line, "nvml_error", sev, &reason);
+        true
+    }
+
+    /// `GPU Reset Status` / `GPU Recovery Action` fields that say the GPU needs a reset, a
+    /// drain or a reboot before it can be used again.
+    fn reset_state(&mut self, f: &Field) -> bool {
+        let needed = match (f.key, f.value) {
+            ("Reset Required" | "Drain and Reset Recommended", "Yes") => true,
+            ("GPU Recovery Action", v) => !matches!(v, "None" | "N/A" | "" | "Not Supported"),
+            _ => false,
+        };
+        if needed {
+            let reason = format!("{}: {}", f.full, f.value);
+            self.note(f.line, "gpu_reset_required", Severity::Error, &reason);
+        }
+        needed
+    }
+
     fn slowdown(&mut self, f: &Field) {
         if f.value != "Active" {
             return;
@@ -261,9 +295,16 @@ impl Walker {
                 let reason = format!("{}: Active", f.key);
                 self.note(f.line, "gpu_power", Severity::Error, &reason)
             }
-            "SW Power Cap" => {
-                self.note(f.line, "gpu_power", Severity::Info, "SW Power Cap: Active")
+            "HW Slowdown" => {
+                self.note(f.line, "gpu_power", Severity::Warning, "HW Slowdown: Active")
             }
+            // the GPU holding its power limit: normal under full load, kept as context only
+            "SW Power Cap" => self.note(
+                f.line,
+                "gpu_power",
+                Severity::Info,
+                "SW Power Cap: Active (the GPU holds its power limit: normal under load, not a fault)",
+            ),
             _ => {}
         }
     }
@@ -413,9 +454,11 @@ pub(crate) fn finish(d: &mut SmiDump, mut pending: Pending, link: &Numbers) {
     }
     for ((g, _), mut e) in pending {
         e.gpu = g.and_then(|g| d.gpus[g].bus_id.clone());
-        if e.severity > Severity::Info {
-            d.events.push(e);
+        if e.severity == Severity::Info {
+            // a state normal for the machine: kept as an info event, never a fault
+            e.attrs.insert("normal".into(), "true".into());
         }
+        d.events.push(e);
     }
     d.events.sort_by_key(|e| e.line);
 }

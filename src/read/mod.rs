@@ -116,6 +116,8 @@ pub enum Reader {
     Topology,
     /// `nvidia-smi -q` (text or XML).
     NvidiaSmi,
+    /// `nvidia-smi nvlink -s` / `-e`.
+    NvLink,
     /// `dcgmi diag` (table or JSON).
     Dcgmi,
     /// `nvidia-bug-report.log`.
@@ -131,6 +133,7 @@ impl Reader {
         match format {
             Format::JournalJson => Reader::JournalJson,
             Format::NvidiaSmi if formats::topo::looks_like(buf) => Reader::Topology,
+            Format::NvidiaSmi if formats::nvlink::looks_like(buf) => Reader::NvLink,
             Format::NvidiaSmi => Reader::NvidiaSmi,
             Format::Dcgmi => Reader::Dcgmi,
             Format::BugReport => Reader::BugReport,
@@ -151,6 +154,7 @@ impl Reader {
             Reader::JournalJson => text::journal_json(buf, ctx),
             Reader::Topology => smi::topology(buf, ctx),
             Reader::NvidiaSmi => smi::dump(buf, ctx),
+            Reader::NvLink => smi::nvlink(buf, ctx),
             Reader::Dcgmi => dcgmi::read(buf, ctx),
             Reader::BugReport => bug_report::read(buf, ctx),
         }

@@ -2,7 +2,7 @@
 //! their lines, the GPUs they describe, and events for the states they report.
 
 use super::{Ctx, GpuRecord, Parsed};
-use crate::formats::{nvidia_smi, nvidia_smi_xml, topo};
+use crate::formats::{nvidia_smi, nvidia_smi_xml, nvlink, topo};
 use crate::model::{LineStamp, RawEvent, Severity};
 use crate::scan;
 
@@ -15,6 +15,45 @@ pub fn topology(buf: &[u8], ctx: &Ctx) -> Parsed {
     }
     Parsed {
         topology,
+        ..Parsed::scanned(out, buf.len() as u64)
+    }
+}
+
+/// Reads `nvidia-smi nvlink -s` / `-e` tables: one `nvlink_error` per GPU with inactive links
+/// (judged against its product) and per non-zero error counter.
+pub fn nvlink(buf: &[u8], ctx: &Ctx) -> Parsed {
+    let mut out = scan::scan_buffer(buf, ctx.set, ctx.parallel, ctx.cap);
+    let text = String::from_utf8_lossy(buf);
+    let (gpus, recognized) = nvlink::parse(&text);
+    out.recognized = out.recognized.max(recognized).min(out.lines);
+    let lines: Vec<&str> = text.lines().collect();
+    let (layer, _) = ctx.catalog.classify("nvlink_error", None);
+    let mut extra = Vec::new();
+    for e in gpus.iter().flat_map(|g| nvlink::judge(g, ctx.catalog)) {
+        let reason = e.attrs.get("reason").cloned().unwrap_or_default();
+        extra.push(RawEvent {
+            input: ctx.index,
+            line: e.line as u64 + 1,
+            kind: "nvlink_error",
+            code: None,
+            gpu: Some(std::sync::Arc::from(e.gpu.as_str())),
+            rank: None,
+            host: None,
+            layer,
+            severity: e.severity,
+            message: lines.get(e.line).map_or("", |l| l).into(),
+            body: crate::model::Body::Own(reason.into()),
+            stamp: LineStamp::default(),
+            borrowed_time: false,
+            boot: 0,
+            recognizer: "nvidia-smi-nvlink",
+            attrs: e.attrs.into(),
+            bmc: false,
+            suppressed: 0,
+        });
+    }
+    Parsed {
+        extra,
         ..Parsed::scanned(out, buf.len() as u64)
     }
 }
@@ -103,6 +142,12 @@ fn kept_state(k: &str) -> bool {
 pub fn events(ctx: &Ctx, dump: &nvidia_smi::SmiDump, at: &At, out: &mut Vec<RawEvent>) {
     for e in &dump.events {
         let (layer, _) = ctx.catalog.classify(e.kind, None);
+        // an unreadable field of a GPU that answers others: the driver fails the query
+        let layer = match (e.kind, e.severity) {
+            ("nvml_error", Severity::Critical) => crate::model::Layer::Hardware,
+            ("nvml_error", _) => crate::model::Layer::DriverStack,
+            _ => layer,
+        };
         let reason = e.attrs.get("reason").cloned().unwrap_or_default();
         out.push(RawEvent {
             input: ctx.index,
@@ -113,11 +158,7 @@ pub fn events(ctx: &Ctx, dump: &nvidia_smi::SmiDump, at: &At, out: &mut Vec<RawE
             rank: None,
             host: at.host.as_deref().map(std::sync::Arc::from),
             layer,
-            severity: if e.severity == Severity::Info {
-                Severity::Warning
-            } else {
-                e.severity
-            },
+            severity: e.severity,
             message: at
                 .lines
                 .get(e.line)
