@@ -15,6 +15,8 @@ pub(crate) const JOBS: &str = include_str!(concat!(env!("OUT_DIR"), "/jobs.json"
 pub(crate) const VERBS: &str = include_str!(concat!(env!("OUT_DIR"), "/verbs.json"));
 /// `data/ntstatus.toml` as JSON.
 pub(crate) const NTSTATUS: &str = include_str!(concat!(env!("OUT_DIR"), "/ntstatus.json"));
+/// `data/stack.toml` as JSON.
+pub(crate) const STACK: &str = include_str!(concat!(env!("OUT_DIR"), "/stack.json"));
 /// `data/catalog.toml` as JSON.
 pub(crate) const CATALOG: &str = include_str!(concat!(env!("OUT_DIR"), "/catalog.json"));
 /// `data/rules.toml` as JSON.
@@ -81,6 +83,7 @@ mod tests {
         same_recognizers(JOBS, events::BUILTIN_JOB_RECOGNIZERS, "jobs", 1);
         same_recognizers(VERBS, events::verbs::BUILTIN_VERBS, "verbs", 2);
         same_recognizers(NTSTATUS, events::ntstatus::BUILTIN_NTSTATUS, "ntstatus", 3);
+        same_recognizers(STACK, events::BUILTIN_STACK_RECOGNIZERS, "stack", 4);
         same::<crate::catalog::CatalogFile>(CATALOG, crate::catalog::BUILTIN_CATALOG, "catalog");
         same::<crate::rules::RulesFile>(RULES, crate::rules::BUILTIN_RULES, "rules");
         same::<events::nvrm::NvrmFile>(NVRM, events::nvrm::BUILTIN_NVRM, "nvrm");

@@ -38,7 +38,8 @@ pub enum RecognizerError {
 }
 
 /// The built-in parsers a recognizer may name instead of a regex.
-const PARSERS: [&str; 8] = [
+const PARSERS: [&str; 9] = [
+    "fabric_manager",
     "xid",
     "sxid",
     "aer",
@@ -60,6 +61,7 @@ pub(super) fn builtin_files() -> &'static [RecognizerFile] {
             (embedded::JOBS, "data/jobs.toml"),
             (embedded::VERBS, "data/verbs.toml"),
             (embedded::NTSTATUS, "data/ntstatus.toml"),
+            (embedded::STACK, "data/stack.toml"),
         ]
         .iter()
         .map(|(json, what)| embedded::load(json, what))

@@ -275,6 +275,29 @@ pub fn renumber(incidents: &mut [Incident]) {
 /// {xid_title} is the Xid catalog's title of the event's code (for events that report an Xid
 /// seen elsewhere, such as the device plugin's); {frames} the first frames of a kernel report.
 pub fn render(template: &str, e: &Event, count: u64, catalog: &Catalog) -> String {
+    let fixed = render_fixed(template, e, count, catalog);
+    render_attrs(&fixed, e)
+}
+
+/// `{attr:NAME}` placeholders: the event's detail NAME (empty when it has none).
+fn render_attrs(text: &str, e: &Event) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("{attr:") {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at + 6..];
+        let Some(end) = tail.find('}') else {
+            out.push_str(&rest[at..]);
+            return out;
+        };
+        out.push_str(e.attrs.get(&tail[..end]).unwrap_or(""));
+        rest = &tail[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn render_fixed(template: &str, e: &Event, count: u64, catalog: &Catalog) -> String {
     let gpu = e.gpu.clone().unwrap_or_else(|| "(unknown GPU)".into());
     let host = e.host.clone().unwrap_or_else(|| "(unknown host)".into());
     let rank_text = e.rank.map(|r| format!(" (rank {r})")).unwrap_or_default();
