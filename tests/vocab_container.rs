@@ -108,7 +108,10 @@ fn line_of(component: &str, file: &str, call: &str, fmt: &str) -> String {
     }
     if component.starts_with("libnvidia-container") {
         return if fmt.contains(" error: %s") {
-            format!("nvidia-container-cli: {}", fmt.replace("%s", "nvml error: unknown error"))
+            format!(
+                "nvidia-container-cli: {}",
+                fmt.replace("%s", "nvml error: unknown error")
+            )
         } else if call.starts_with("log_") {
             format!("W0101 12:00:00.000000 4242 {file}:1] {msg}")
         } else {
@@ -132,13 +135,29 @@ fn line_of(component: &str, file: &str, call: &str, fmt: &str) -> String {
 /// A row that names a failure (the table also holds info and progress texts).
 fn names_error(call: &str, fmt: &str) -> bool {
     let l = fmt.to_ascii_lowercase();
-    let error_call = ["Errorf", "errors.New", "error_set", "errmsg", "errx", "log_err", "Error"]
-        .iter()
-        .any(|c| call.contains(c));
+    let error_call = [
+        "Errorf",
+        "errors.New",
+        "error_set",
+        "errmsg",
+        "errx",
+        "log_err",
+        "Error",
+    ]
+    .iter()
+    .any(|c| call.contains(c));
     error_call
-        || ["error", "fail", "unable", "could not", "cannot", "invalid", "unsatisfied"]
-            .iter()
-            .any(|w| l.contains(w))
+        || [
+            "error",
+            "fail",
+            "unable",
+            "could not",
+            "cannot",
+            "invalid",
+            "unsatisfied",
+        ]
+        .iter()
+        .any(|w| l.contains(w))
 }
 
 fn decided(fmt: &str) -> Option<&'static str> {
@@ -220,7 +239,10 @@ fn rendering_fills_go_and_c_verbs() {
         render("failed to open %s: %v (%d, %T)"),
         "failed to open unknown error: unknown error (3, string)"
     );
-    assert_eq!(render("process reaping failed (pid %\"PRId32\")"), "process reaping failed (pid 3)");
+    assert_eq!(
+        render("process reaping failed (pid %\"PRId32\")"),
+        "process reaping failed (pid 3)"
+    );
 }
 
 #[test]

@@ -54,8 +54,11 @@ fn tid(i: &str) -> IResult<&str, &str> {
 /// Parses the body of a Fabric Manager log line (from its level, or from its bracketed time).
 pub fn parse_fm_line(i: &str) -> IResult<&str, FmLine<'_>> {
     let i = i.trim_start();
-    let (i, _) = opt(stamp)(i)?;
-    let (i, level) = level(i)?;
+    // a level at once, else a bracketed time first (a level is upper-case letters only)
+    let (i, level) = match level(i) {
+        Ok(r) => r,
+        Err(_) => preceded(stamp, level)(i)?,
+    };
     let (i, tid) = opt(tid)(i)?;
     let (message, _) = space0(i)?;
     Ok((
@@ -107,8 +110,7 @@ mod tests {
 
     #[test]
     fn reads_the_log_grammar() {
-        let (_, l) =
-            parse_fm_line("[ERROR] [tid 12] failed to open NVSwitch device node").unwrap();
+        let (_, l) = parse_fm_line("[ERROR] [tid 12] failed to open NVSwitch device node").unwrap();
         assert_eq!(l.level, "ERROR");
         assert_eq!(l.tid, Some("12"));
         assert_eq!(l.message, "failed to open NVSwitch device node");

@@ -8,8 +8,8 @@
 
 pub mod aer;
 pub mod cper;
-pub mod fabric;
 mod defs;
+pub mod fabric;
 mod intern;
 pub mod job;
 mod load;
