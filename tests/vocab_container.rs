@@ -79,7 +79,7 @@ fn render(fmt: &str) -> String {
             }
             if n == '"' {
                 // `%"PRId32"`: the macro's conversion
-                while let Some(m) = chars.next() {
+                for m in chars.by_ref() {
                     if m == '"' {
                         break;
                     }
