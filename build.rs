@@ -15,23 +15,25 @@ use std::path::{Path, PathBuf};
 mod regex_gate;
 
 /// The data files whose `[[recognizer]]` regexes are built in (see [`write_regex_gates`]).
-const RECOGNIZER_FILES: [&str; 6] = [
+const RECOGNIZER_FILES: [&str; 7] = [
     "recognizers",
     "jobs",
     "verbs",
     "ntstatus",
     "cuda",
     "nvml",
+    "stack",
 ];
 
 /// The data files embedded, by stem (`data/STEM.toml` → `OUT_DIR/STEM.json`).
-const FILES: [&str; 9] = [
+const FILES: [&str; 10] = [
     "recognizers",
     "jobs",
     "verbs",
     "ntstatus",
     "cuda",
     "nvml",
+    "stack",
     "catalog",
     "rules",
     "nvrm",

@@ -19,6 +19,8 @@ pub(crate) const NTSTATUS: &str = include_str!(concat!(env!("OUT_DIR"), "/ntstat
 pub(crate) const CUDA: &str = include_str!(concat!(env!("OUT_DIR"), "/cuda.json"));
 /// `data/nvml.toml` as JSON.
 pub(crate) const NVML: &str = include_str!(concat!(env!("OUT_DIR"), "/nvml.json"));
+/// `data/stack.toml` as JSON.
+pub(crate) const STACK: &str = include_str!(concat!(env!("OUT_DIR"), "/stack.json"));
 /// `data/catalog.toml` as JSON.
 pub(crate) const CATALOG: &str = include_str!(concat!(env!("OUT_DIR"), "/catalog.json"));
 /// `data/rules.toml` as JSON.
@@ -87,6 +89,7 @@ mod tests {
         same_recognizers(NTSTATUS, events::ntstatus::BUILTIN_NTSTATUS, "ntstatus", 3);
         same_recognizers(CUDA, events::cuda::BUILTIN_CUDA, "cuda", 4);
         same_recognizers(NVML, events::nvml::BUILTIN_NVML, "nvml", 5);
+        same_recognizers(STACK, events::BUILTIN_STACK_RECOGNIZERS, "stack", 6);
         same::<crate::catalog::CatalogFile>(CATALOG, crate::catalog::BUILTIN_CATALOG, "catalog");
         same::<crate::rules::RulesFile>(RULES, crate::rules::BUILTIN_RULES, "rules");
         same::<events::nvrm::NvrmFile>(NVRM, events::nvrm::BUILTIN_NVRM, "nvrm");

@@ -89,6 +89,11 @@ pub struct Match {
     /// Also consider consequence events (for rules about hangs and desyncs).
     #[serde(default)]
     pub on_consequences: bool,
+    /// Kinds of which an event must be in the inputs on the event's host, at any severity and
+    /// outside the incident too: a state of the machine that changes what the event means (a
+    /// power-switching tool that controls the GPU's power).
+    #[serde(default)]
+    pub with_state: Vec<String>,
 }
 
 /// The earlier event a rule needs (see [`Match::preceded_by`]).

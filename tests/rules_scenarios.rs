@@ -533,6 +533,93 @@ const SCENARIOS: &[Scenario] = &[
         near_miss: &[("node-a/kern.log", HOST_OOM_THEN_SEGFAULT_LIBCUDA)],
         instead: Instead::Rule("host-oom"),
     },
+    Scenario {
+        rule: "power-switcher-gpu-lost",
+        layer: "platform",
+        responsibility: "operator",
+        positive: &[("node-a/kern.log", BBSWITCH_ON), ("node-a/kern.log", XID79)],
+        // without a power-switching tool on the host the same loss is the GPU's
+        near_miss: &[("node-a/kern.log", XID79)],
+        instead: Instead::Rule("gpu-fell-off-bus"),
+    },
+    Scenario {
+        rule: "driver-needs-another",
+        layer: "driver_stack",
+        responsibility: "operator",
+        positive: &[("node-a/kern.log", NEEDS_OPEN_THEN_INIT_FAILURE)],
+        // the failed init alone says nothing about the driver
+        near_miss: &[("node-a/kern.log", INIT_FAILURE_ALONE)],
+        instead: Instead::Rule("gpu-init-failure"),
+    },
+    Scenario {
+        rule: "fabric-manager-version",
+        layer: "driver_stack",
+        responsibility: "operator",
+        positive: &[("node-a/journal.txt", FM_VERSION_MISMATCH)],
+        // NVML's own mismatch is the kernel module and the libraries, not FM
+        near_miss: &[("node-a/nvml.txt", NVML_MISMATCH)],
+        instead: Instead::Rule("driver-mismatch"),
+    },
+    Scenario {
+        rule: "fabric-manager-platform",
+        layer: "platform",
+        responsibility: "operator",
+        positive: &[("node-a/journal.txt", FM_PRECHECK_IB_UMAD)],
+        // no NVSwitch to manage is normal
+        near_miss: &[("node-a/journal.txt", FM_NOTHING_TO_DO)],
+        instead: Instead::Nothing,
+    },
+    Scenario {
+        rule: "fabric-manager-interconnect",
+        layer: "interconnect",
+        responsibility: "vendor",
+        positive: &[("node-a/fabricmanager.log", FM_LOG_TOPOLOGY)],
+        near_miss: &[("node-a/fabricmanager.log", FM_LOG_HEALTHY)],
+        instead: Instead::Nothing,
+    },
+    Scenario {
+        rule: "fabric-manager",
+        layer: "driver_stack",
+        responsibility: "operator",
+        positive: &[("node-a/fabricmanager.log", FM_LOG_ERROR)],
+        // a warning of the log is no failure
+        near_miss: &[("node-a/fabricmanager.log", FM_LOG_WARNING)],
+        instead: Instead::Nothing,
+    },
+    Scenario {
+        rule: "driver-build-failure",
+        layer: "driver_stack",
+        responsibility: "operator",
+        positive: &[("node-a/dkms.log", DKMS_BUILD_FAILED)],
+        near_miss: &[("node-a/dkms.log", DKMS_OK)],
+        instead: Instead::Nothing,
+    },
+    Scenario {
+        rule: "cloud-metadata-unreachable",
+        layer: "platform",
+        responsibility: "operator",
+        positive: &[("node-a/journal.txt", IMDS_UNREACHABLE)],
+        // the script's echoed call is no failure
+        near_miss: &[("node-a/journal.txt", IMDS_CALL)],
+        instead: Instead::Nothing,
+    },
+    Scenario {
+        rule: "container-runtime-gpu",
+        layer: "platform",
+        responsibility: "operator",
+        positive: &[("node-a/journal.txt", CONTAINER_CLI_MOUNT)],
+        // a driver that is not loaded is the driver stack's, whatever the runtime prints
+        near_miss: &[("node-a/journal.txt", CONTAINER_CLI_NO_DRIVER)],
+        instead: Instead::NoRule("driver_stack"),
+    },
+    Scenario {
+        rule: "slurm-gres-config",
+        layer: "platform",
+        responsibility: "operator",
+        positive: &[("node-a/scontrol.txt", SLURM_GRES_LOW)],
+        near_miss: &[("node-a/scontrol.txt", SLURM_GRES_OK)],
+        instead: Instead::Nothing,
+    },
 ];
 
 fn knowledge() -> &'static Knowledge {
@@ -675,8 +762,7 @@ fn an_explaining_event_outranks_an_earlier_rule() {
     );
     assert_eq!(top.layer.as_str(), "driver_stack");
     assert!(
-        top.summary
-            .contains("the kernel module and the user-space driver versions differ"),
+        top.summary.contains("its parts have different versions"),
         "{}",
         top.summary
     );

@@ -20,7 +20,9 @@ const FLOORS: &[(&str, f64)] = &[
     ("rc", 100.0),
     ("init", 96.6),
     ("gpu_lost", 100.0),
-    ("ecc", 97.2),
+    // 97.2 before the FBHUB housekeeping row (a specific row then) became benign by decision:
+    // the same 34 specific rows over one row fewer
+    ("ecc", 97.1),
     ("nvlink", 100.0),
 ];
 

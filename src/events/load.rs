@@ -38,8 +38,9 @@ pub enum RecognizerError {
 }
 
 /// The built-in parsers a recognizer may name instead of a regex.
-const PARSERS: [&str; 9] = [
+const PARSERS: [&str; 10] = [
     "cuda_error",
+    "fabric_manager",
     "xid",
     "sxid",
     "aer",
@@ -63,6 +64,7 @@ pub(super) fn builtin_files() -> &'static [RecognizerFile] {
             (embedded::NTSTATUS, "data/ntstatus.toml"),
             (embedded::CUDA, "data/cuda.toml"),
             (embedded::NVML, "data/nvml.toml"),
+            (embedded::STACK, "data/stack.toml"),
         ]
         .iter()
         .map(|(json, what)| embedded::load(json, what))

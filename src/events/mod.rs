@@ -10,6 +10,7 @@ pub mod aer;
 pub mod cper;
 pub mod cuda;
 mod defs;
+pub mod fabric;
 mod intern;
 pub mod job;
 mod load;
@@ -45,13 +46,19 @@ pub const BUILTIN_RECOGNIZERS: &str = include_str!("../../data/recognizers.toml"
 /// same schema as [`BUILTIN_RECOGNIZERS`], read after it.
 pub const BUILTIN_JOB_RECOGNIZERS: &str = include_str!("../../data/jobs.toml");
 
+/// The driver and the stack around it as shipped (Fabric Manager, driver installation, container
+/// runtime, cloud boot scripts, Slurm GRES, InfiniBand bring-up): same schema, read after the
+/// others.
+pub const BUILTIN_STACK_RECOGNIZERS: &str = include_str!("../../data/stack.toml");
+
 /// Every built-in recognizer file as written, in load order (a run reads the form the build
 /// embedded, see `build.rs`).
-pub const BUILTIN_FILES: [&str; 6] = [
+pub const BUILTIN_FILES: [&str; 7] = [
     BUILTIN_RECOGNIZERS,
     BUILTIN_JOB_RECOGNIZERS,
     verbs::BUILTIN_VERBS,
     ntstatus::BUILTIN_NTSTATUS,
     cuda::BUILTIN_CUDA,
     nvml::BUILTIN_NVML,
+    BUILTIN_STACK_RECOGNIZERS,
 ];

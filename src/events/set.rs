@@ -1,7 +1,7 @@
 //! The recognizer set at work: which recognizers own an anchor, running them on a record
 //! (specific before generic) and settling the drafts of one record.
 
-use super::{aer, cper, cuda, job, ntstatus, nvml, nvrm, regexes, verbs, xid};
+use super::{aer, cper, cuda, fabric, job, ntstatus, nvml, nvrm, regexes, verbs, xid};
 use super::{Draft, Needles, Prefilter, RecognizerDef, Record, TraceDef};
 use crate::model::LineStamp;
 use regex::Regex;
@@ -292,6 +292,9 @@ impl RecognizerSet {
             }
             Some("cuda_error") => {
                 cuda::cuda_drafts(&self.cuda, rec, out);
+            }
+            Some("fabric_manager") => {
+                fabric::fm_drafts(rec, out);
             }
             _ => regex_drafts(c, rec.body, out),
         }

@@ -149,11 +149,23 @@ impl<'a> Facts<'a> {
                 return false;
             }
         }
+        if !m.with_state.is_empty() && !self.state_on_host(&m.with_state, e) {
+            return false;
+        }
         match m.fact.as_deref() {
             Some("desync") => self.desync(),
             Some(_) => false,
             None => true,
         }
+    }
+
+    /// Whether an event of one of `kinds` lies anywhere in the inputs on `e`'s host (or names
+    /// no host, or `e` names none).
+    fn state_on_host(&self, kinds: &[String], e: &Event) -> bool {
+        self.events.iter().any(|x| {
+            kinds.iter().any(|k| k == x.kind)
+                && (x.host.is_none() || e.host.is_none() || x.host == e.host)
+        })
     }
 
     /// Distinct processes whose events fitting the rule name `e`'s GPU (same host) and its GPC

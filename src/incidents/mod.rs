@@ -278,6 +278,29 @@ pub fn renumber(incidents: &mut [Incident]) {
 /// seen elsewhere, such as the device plugin's); {frames} the first frames of a kernel report.
 /// A part no line named leaves its phrase out (see [`phrase::elide`]).
 pub fn render(template: &str, e: &Event, count: u64, catalog: &Catalog) -> String {
+    let fixed = render_fixed(template, e, count, catalog);
+    render_attrs(&fixed, e)
+}
+
+/// `{attr:NAME}` placeholders: the event's detail NAME (empty when it has none).
+fn render_attrs(text: &str, e: &Event) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("{attr:") {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at + 6..];
+        let Some(end) = tail.find('}') else {
+            out.push_str(&rest[at..]);
+            return out;
+        };
+        out.push_str(e.attrs.get(&tail[..end]).unwrap_or(""));
+        rest = &tail[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn render_fixed(template: &str, e: &Event, count: u64, catalog: &Catalog) -> String {
     let template = phrase::elide(
         template,
         e.host.is_some(),

@@ -387,4 +387,85 @@ Mar 14 02:13:07 node-a kernel: [1795955.589904] python[4242]: segfault at 7f797f
 /// NCCL cannot extend its shared-memory segment: the container's /dev/shm is full.
 pub const NCCL_SHM_FULL: &str = "[2026-03-14 02:13:07] node-a:4242:4300 [0] misc/shmutils.cc:88 NCCL WARN Error: failed to extend /dev/shm/nccl-WU88OE to 9637892 bytes, error: No space left on device (28)
 node-a:4242:4300 [0] NCCL INFO transport/shm.cc:551 -> 2
+/// bbswitch switches the discrete GPU on a laptop before it falls off the bus.
+pub const BBSWITCH_ON: &str =
+    "Mar 14 02:12:58 node-a kernel: [1795946.100000] bbswitch: enabling discrete graphics
+";
+
+/// The proprietary module on a GPU that needs the open kernel modules, then the failed init.
+pub const NEEDS_OPEN_THEN_INIT_FAILURE: &str = "Mar 14 02:13:05 node-a kernel: [   32.250100] NVRM: The NVIDIA GPU 0000:3b:00.0 (PCI ID: 10de:2c3a)
+Mar 14 02:13:05 node-a kernel: [   32.250101] NVRM: installed in this system requires use of the NVIDIA open kernel modules.
+Mar 14 02:13:05 node-a kernel: [   32.250408] NVRM: GPU 0000:3b:00.0: RmInitAdapter failed! (0x22:0x56:897)
+";
+
+/// The Fabric Manager of another driver version refuses to start.
+pub const FM_VERSION_MISMATCH: &str = "Mar 14 02:13:05 node-a nv-fabricmanager[104230]: fabric manager NVIDIA GPU driver interface version 550.127.05 don't match with driver version 550.120. Please update with matching NVIDIA driver package.
+Mar 14 02:13:05 node-a systemd[1]: nvidia-fabricmanager.service: Control process exited, code=exited, status=1/FAILURE
+";
+
+/// The FM start script's precheck on an NVLink5 system without ib_umad.
+pub const FM_PRECHECK_IB_UMAD: &str = "Mar 14 02:13:05 node-a nvidia-fabricmanager-start.sh[2211]: Detected NVL5+ system
+Mar 14 02:13:05 node-a nvidia-fabricmanager-start.sh[2211]: Kernel module \"ib_umad\" has not been loaded, fabric manager cannot be started
+";
+
+/// FM on a machine without NVSwitches: nothing to do (normal).
+pub const FM_NOTHING_TO_DO: &str = "Mar 14 02:13:05 node-a nv-fabricmanager[4177]: request to query NVSwitch device information from NVSwitch driver failed with error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]
+";
+
+/// fabricmanager.log: fewer NVSwitches than the topology needs.
+pub const FM_LOG_TOPOLOGY: &str = "[Mar 14 2026 02:13:05] [INFO] [tid 12] Fabric Manager version 550.54.15 is running with the following configuration options
+[Mar 14 2026 02:13:06] [ERROR] [tid 12] detected number of NVSwitches don't match with any supported system topology, aborting fabric manager
+";
+
+/// fabricmanager.log: a healthy start.
+pub const FM_LOG_HEALTHY: &str = "[Mar 14 2026 02:13:05] [INFO] [tid 12] Connected to 1 node.
+[Mar 14 2026 02:13:06] [INFO] [tid 12] Successfully configured all the available NVSwitches to route GPU NVLink traffic.
+";
+
+/// fabricmanager.log: an error the data does not know.
+pub const FM_LOG_ERROR: &str = "[Mar 14 2026 02:13:06] [ERROR] [tid 12] failed to open NVSwitch device node, error: No such file or directory
+";
+
+/// fabricmanager.log: a warning (not an error).
+pub const FM_LOG_WARNING: &str =
+    "[Mar 14 2026 02:13:06] [WARNING] [tid 12] failed to set NVSwitch port attribute, retrying
+";
+
+/// DKMS could not build the module.
+pub const DKMS_BUILD_FAILED: &str =
+    "Error! Bad return status for module build on kernel: 6.8.0-45-generic (x86_64)
+Consult /var/lib/dkms/nvidia/550.54.15/build/make.log for more information.
+";
+
+/// DKMS built and installed the module.
+pub const DKMS_OK: &str = "DKMS: install completed.
+";
+
+/// A cloud boot script cannot reach the instance metadata service.
+pub const IMDS_UNREACHABLE: &str = "Mar 14 02:13:00 node-a configure-nvidia.sh[2177]: curl: (7) Failed to connect to 169.254.169.254 port 80 after 0 ms: Connection refused
+";
+
+/// The same script's command line, echoed (no failure).
+pub const IMDS_CALL: &str = "Mar 14 02:13:00 node-a configure-nvidia.sh[2177]: + curl -s http://169.254.169.254/latest/meta-data/instance-type
+";
+
+/// nvidia-container-cli cannot mount into the container (the node's runtime configuration).
+pub const CONTAINER_CLI_MOUNT: &str = "Mar 14 02:13:05 node-a dockerd[911]: nvidia-container-cli: mount error: file creation failed: /var/lib/docker/overlay2/x/merged/run/nvidia-persistenced/socket: no such device or address: unknown.
+";
+
+/// nvidia-container-cli finds no driver loaded (the driver stack, not the runtime).
+pub const CONTAINER_CLI_NO_DRIVER: &str = "Mar 14 02:13:05 node-a dockerd[911]: nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown.
+";
+
+/// Slurm drained a node with fewer GPUs than configured.
+pub const SLURM_GRES_LOW: &str = "NodeName=node-a Arch=x86_64 CoresPerSocket=32
+   Gres=gpu:8(S:0-1)
+   State=IDLE+DRAIN ThreadsPerCore=1
+   Reason=gres/gpu count reported lower than configured (7 < 8) [slurm@2026-03-14T02:13:05]
+";
+
+/// A healthy node's GRES line.
+pub const SLURM_GRES_OK: &str = "NodeName=node-a Arch=x86_64 CoresPerSocket=32
+   Gres=gpu:8(S:0-1)
+   State=IDLE ThreadsPerCore=1
 ";
