@@ -158,8 +158,8 @@ impl Tally {
     fn add(&mut self, family: &str, o: Outcome, line: &str) {
         let slot = self.by_family.entry(family.to_string()).or_default();
         slot[o as usize] += 1;
-        if o == Outcome::Nothing {
-            self.misses.push(line.to_string());
+        if o != Outcome::Specific {
+            self.misses.push(format!("{o:?}: {line}"));
         }
     }
     /// Prints the figures; returns (covered %, specific %).
@@ -180,7 +180,7 @@ impl Tally {
         let specific = all[0] * 100 / n;
         eprintln!("{table}: {n} rows naming an error, covered {covered}%, specific {specific}%");
         for m in &self.misses {
-            eprintln!("  none: {m}");
+            eprintln!("  {m}");
         }
         (covered, specific)
     }

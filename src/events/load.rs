@@ -4,7 +4,7 @@
 
 use super::record::Origin;
 use super::set::{Compiled, NvrmKnowledge};
-use super::{ntstatus, nvrm, regexes, verbs};
+use super::{ntstatus, nvrm, regexes, signals, verbs};
 use super::{Needles, Prefilter, RecognizerDef, RecognizerFile, RecognizerSet, TraceDef};
 use regex::Regex;
 use std::borrow::Cow;
@@ -38,7 +38,7 @@ pub enum RecognizerError {
 }
 
 /// The built-in parsers a recognizer may name instead of a regex.
-const PARSERS: [&str; 8] = [
+const PARSERS: [&str; 9] = [
     "xid",
     "sxid",
     "aer",
@@ -47,6 +47,7 @@ const PARSERS: [&str; 8] = [
     "ib_verbs",
     "cper",
     "nvrm",
+    "first_failed_process",
 ];
 
 /// The built-in recognizer files in load order, deserialized once per process from the form
@@ -91,6 +92,7 @@ struct Merged {
     nvrm_user: Vec<nvrm::NvrmFile>,
     ib_verbs: Vec<verbs::VerbsEntry>,
     ntstatus: Vec<ntstatus::NtStatus>,
+    signals: Vec<signals::Signal>,
 }
 
 impl Merged {
@@ -122,6 +124,7 @@ impl Merged {
             self.ib_verbs.push(v.clone());
         }
         self.ntstatus.extend(f.ntstatus.iter().cloned());
+        self.signals.extend(f.signal.iter().cloned());
         Ok(())
     }
 
@@ -299,6 +302,7 @@ impl RecognizerSet {
             trace: m.trace,
             ib_verbs: m.ib_verbs,
             ntstatus: m.ntstatus,
+            signals: m.signals,
         })
     }
 }

@@ -1,7 +1,7 @@
 //! The recognizer set at work: which recognizers own an anchor, running them on a record
 //! (specific before generic) and settling the drafts of one record.
 
-use super::{aer, cper, job, ntstatus, nvrm, regexes, verbs, xid};
+use super::{aer, cper, job, ntstatus, nvrm, regexes, signals, verbs, xid};
 use super::{Draft, Needles, Prefilter, RecognizerDef, Record, TraceDef};
 use crate::model::LineStamp;
 use regex::Regex;
@@ -40,6 +40,8 @@ pub struct RecognizerSet {
     pub ib_verbs: Vec<verbs::VerbsEntry>,
     /// The Windows NTSTATUS table (exit statuses); later entries win.
     pub ntstatus: Vec<ntstatus::NtStatus>,
+    /// The POSIX signal table (launchers' and shells' exits); later entries win.
+    pub signals: Vec<signals::Signal>,
     /// The NVRM knowledge (built-in, or with the user's `[nvrm]` tables).
     pub(super) nvrm: NvrmKnowledge,
     /// Ids of the recognizers with the `nvrm` parser.
@@ -110,7 +112,7 @@ impl RecognizerSet {
     /// them: AER headers, torchrun reports, NVRM initialization failures).
     pub fn needs_context(&self, idx: usize, full: &str) -> bool {
         match self.compiled[idx].def.parser.as_deref() {
-            Some("aer" | "torchrun_failure" | "cper") => true,
+            Some("aer" | "torchrun_failure" | "cper" | "first_failed_process") => true,
             Some("nvrm") => self.nvrm().needs_context(full),
             _ => false,
         }
@@ -273,6 +275,9 @@ impl RecognizerSet {
             Some("torchrun_failure") => {
                 job::torchrun_failure(rec, out);
             }
+            Some("first_failed_process") => {
+                job::first_failed_process(rec, out);
+            }
             Some("nccl_ib" | "ib_verbs") => {
                 verbs::ib_drafts(rec, &self.ib_verbs, out);
             }
@@ -292,6 +297,7 @@ impl RecognizerSet {
                 d.rank = rec.rank;
             }
             ntstatus::annotate(&self.ntstatus, d);
+            signals::annotate(&self.signals, d);
             if !d.derived {
                 if d.layer.is_none() {
                     d.layer = def.layer;
