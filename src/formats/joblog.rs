@@ -301,7 +301,9 @@ pub fn rich(line: &[u8]) -> Option<Prefix<'_>> {
             let close = memchr::memchr(b']', &line[..line.len().min(24)])?;
             let inner = &line[1..close];
             let timelike = inner.len() >= 8
-                && inner.iter().all(|c| c.is_ascii_digit() || b":/. -".contains(c))
+                && inner
+                    .iter()
+                    .all(|c| c.is_ascii_digit() || b":/. -".contains(c))
                 && inner.contains(&b':');
             if !timelike || line.get(close + 1) != Some(&b' ') {
                 return None;
@@ -357,10 +359,12 @@ mod tests {
 
     #[test]
     fn rich_logging_lines_are_lines_of_their_own() {
-        let timed = b"[15:58:29] WARNING  Sending process 197 closing signal SIGTERM      api.py:699";
+        let timed =
+            b"[15:58:29] WARNING  Sending process 197 closing signal SIGTERM      api.py:699";
         let p = rich(timed).expect("timed rich line");
         assert!(timed[p.msg_start..].starts_with(b"Sending process 197"));
-        let blank = b"           WARNING  Sending process 198 closing signal SIGTERM      api.py:699";
+        let blank =
+            b"           WARNING  Sending process 198 closing signal SIGTERM      api.py:699";
         let p = rich(blank).expect("rich line under a time");
         assert!(blank[p.msg_start..].starts_with(b"Sending process 198"));
         assert!(rich(b"[01/10/25 15:58:29] INFO     Reading config  launch.py:12").is_some());

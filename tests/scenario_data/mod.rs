@@ -374,3 +374,25 @@ Mar 14 02:13:07 node-a kernel: [70081.927357]  io_schedule+0x46/0x70
 Mar 14 02:13:07 node-a kernel: [70081.927358]  folio_wait_bit_common+0x13d/0x350
 Mar 14 02:13:07 node-a kernel: [70081.927359]  filemap_fault+0x6a4/0x9e0
 ";
+
+pub const SHELL_KILLED: &str = "[2026-03-14 02:10:00,000] [INFO] [engine.py:1] step 100 loss 2.31
+/var/spool/slurmd/job991/slurm_script: line 12: 45678 Killed                  python train.py
+";
+
+/// The job was asked to stop before the kill (the scheduler's SIGTERM, then SIGKILL after the
+/// grace period): the kill ends the stop, it is no memory kill.
+pub const SIGTERM_THEN_KILLED: &str = "[rank: 0] Received SIGTERM: 15
+/var/spool/slurmd/job991/slurm_script: line 12: 45678 Killed                  python train.py
+";
+
+pub const POD_EXIT_137: &str = "Name:         trainer-0
+    State:          Terminated
+      Reason:       Error
+      Exit Code:    137
+";
+
+pub const POD_OOMKILLED: &str = "Name:         trainer-0
+    State:          Terminated
+      Reason:       OOMKilled
+      Exit Code:    137
+";
