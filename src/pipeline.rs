@@ -256,7 +256,8 @@ fn settle(
     if events.len() >= LARGE_LIST {
         crate::alloc::give_back();
     }
-    let attachments = classify(index, p.out.attachments, catalog);
+    let mut attachments = classify(index, p.out.attachments, catalog);
+    crate::timeline::orphan_progress(&mut events, &mut attachments, catalog);
     let host = input
         .host_hint
         .clone()

@@ -64,6 +64,9 @@ pub struct Match {
     /// Details that must be present, whatever their value.
     #[serde(default)]
     pub has_attrs: Vec<String>,
+    /// Details that must be absent (a kill with no `sent_by`: nobody in the logs says who sent it).
+    #[serde(default)]
+    pub lacks_attrs: Vec<String>,
     /// Matching events needed in the incident.
     #[serde(default)]
     pub min_count: Option<usize>,
@@ -78,7 +81,9 @@ pub struct Match {
     /// event's GPC and TPC: one compute unit faulting under different programs.
     #[serde(default)]
     pub min_processes_same_unit: Option<usize>,
-    /// Incident fact that must hold: `desync`.
+    /// Incident fact that must hold: `desync` (ranks waited in different collectives), or
+    /// `first_failure` (nothing went wrong before the event: no event at warning level or above,
+    /// and no process ended by another signal, earlier in the incident).
     #[serde(default)]
     pub fact: Option<String>,
     /// Another event of the incident that must lie shortly before this one on the same host
@@ -379,5 +384,6 @@ impl Match {
             && self.event_layer.is_none_or(|l| e.layer == l)
             && self.attrs.iter().all(|(k, v)| e.attrs.get(k) == Some(v))
             && self.has_attrs.iter().all(|k| e.attrs.contains_key(k))
+            && !self.lacks_attrs.iter().any(|k| e.attrs.contains_key(k))
     }
 }

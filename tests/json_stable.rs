@@ -119,7 +119,7 @@ fn cases() -> BTreeMap<String, Vec<String>> {
     }
     if shared().is_some() {
         for set in real_case_folders() {
-            for d in case_dirs(&root().join("../shared").join(set)) {
+            for d in case_dirs(&root().join("../shared").join(&set)) {
                 let name = d.file_name().unwrap().to_string_lossy().into_owned();
                 m.insert(format!("{set}/{name}"), relative(case_files(&d)));
             }

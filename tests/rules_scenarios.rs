@@ -507,6 +507,24 @@ const SCENARIOS: &[Scenario] = &[
         instead: Instead::Unknown,
     },
     Scenario {
+        rule: "unexplained-kill-platform",
+        layer: "platform",
+        responsibility: "operator",
+        positive: &[("node-a/describe-pod.txt", POD_EXIT_137)],
+        // Kubernetes saying OOMKilled is the memory limit's kill
+        near_miss: &[("node-a/describe-pod.txt", POD_OOMKILLED)],
+        instead: Instead::Rule("host-oom"),
+    },
+    Scenario {
+        rule: "unexplained-kill-memory",
+        layer: "application",
+        responsibility: "user",
+        positive: &[("node-a/train.log", SHELL_KILLED)],
+        // a SIGTERM before the kill: the kill ends a stop that was asked for
+        near_miss: &[("node-a/train.log", SIGTERM_THEN_KILLED)],
+        instead: Instead::Unknown,
+    },
+    Scenario {
         rule: "network-transport",
         layer: "network_storage",
         responsibility: "operator",

@@ -1,7 +1,7 @@
 //! The recognizer files as written: the schema of `data/recognizers.toml`, `data/jobs.toml`,
 //! `data/verbs.toml`, `data/ntstatus.toml` and of the recognizer part of a user's rules file.
 
-use super::{cuda, ntstatus, nvml, nvrm, verbs};
+use super::{cuda, ntstatus, nvml, nvrm, signals, verbs};
 use crate::model::{Layer, Severity};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -19,7 +19,7 @@ pub struct RecognizerDef {
     /// Regex with named captures (`gpu`, `code`, `rank`, `host`, `pid`, …) matched on the message.
     #[serde(default)]
     pub regex: Option<String>,
-    /// Built-in parser instead of a regex: `xid`, `sxid`, `aer`, `torchrun_failure`, `ib_verbs`
+    /// Built-in parser instead of a regex: `xid`, `sxid`, `aer`, `torchrun_failure`, `first_failed_process` (mpirun/Horovod failure blocks), `ib_verbs`
     /// (`nccl_ib` is its former name), `cper`, `nvrm` (every NVRM line by structure, see [`nvrm`]).
     #[serde(default)]
     pub parser: Option<String>,
@@ -119,6 +119,9 @@ pub(crate) struct RecognizerFile {
     pub(crate) crash_library: Vec<cuda::Entry>,
     #[serde(default)]
     pub(crate) nvml: Vec<nvml::NvmlReturn>,
+    /// POSIX signals by number, name and `strsignal` text (see [`signals`]).
+    #[serde(default)]
+    pub(crate) signal: Vec<signals::Signal>,
     /// NVRM knowledge laid over `data/nvrm.toml` (see [`nvrm::NvrmFile::overlay`]).
     #[serde(default)]
     pub(crate) nvrm: Option<nvrm::NvrmFile>,

@@ -88,3 +88,59 @@ fn entry_fields(d: &mut Draft, preceding: &[String]) -> bool {
     }
     false
 }
+
+/// How many lines after an MPI launcher's failure header its `Process name:` and `Exit code:`
+/// lines may come (a blank line and the header's second line lie between).
+const MPI_BLOCK_LINES: usize = 8;
+
+/// A value after `name` (`Exit code:    3`) anywhere in `text`.
+fn after_label<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+    let at = text.find(name)? + name.len();
+    text[at..].split_whitespace().next()
+}
+
+/// The failure block of mpirun (Open MPI, PRRTE) and Horovod: `... exited with non-zero status,
+/// thus causing the job to be terminated. The first process to do so was:` then `Process name:`
+/// and `Exit code:` (on the lines after, or on the same line when the block was flattened), and
+/// ORTE's `Primary job  terminated normally, but N process returned` (read only when no such
+/// block follows, which names the process).
+pub fn first_failed_process(rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
+    let window: Vec<&str> = std::iter::once(rec.body)
+        .chain(
+            rec.following
+                .iter()
+                .take(MPI_BLOCK_LINES)
+                .map(String::as_str),
+        )
+        .collect();
+    let primary = rec.body.contains("terminated normally, but");
+    if primary
+        && window[1..]
+            .iter()
+            .any(|l| l.contains("exited with non-zero status"))
+    {
+        return false;
+    }
+    if !primary && !rec.body.contains("exited with non-zero status") {
+        return false;
+    }
+    let mut d = Draft::new("process_exit");
+    if primary {
+        if let Some(n) = super::xid::between(rec.body, "but ", " process") {
+            d.attrs.insert("processes", n.trim().to_string());
+        }
+    }
+    for line in &window {
+        if let Some(code) = after_label(line, "Exit code:").and_then(|c| c.parse().ok()) {
+            d.code.get_or_insert(code);
+        }
+        if let Some(name) = after_label(line, "Process name:") {
+            // `[[jobid,step],vpid]`: the vpid is the rank; Horovod prints the rank itself
+            let rank = name.trim_end_matches(']').rsplit([',', '[']).next();
+            d.rank = d.rank.or(rank.and_then(|r| r.parse().ok()));
+            d.attrs.insert_if_absent("process_name", name);
+        }
+    }
+    out.push(d);
+    true
+}

@@ -4,7 +4,7 @@
 
 use super::record::Origin;
 use super::set::{Compiled, NvrmKnowledge};
-use super::{cuda, ntstatus, nvml, nvrm, regexes, verbs};
+use super::{cuda, ntstatus, nvml, nvrm, regexes, signals, verbs};
 use super::{Needles, Prefilter, RecognizerDef, RecognizerFile, RecognizerSet, TraceDef};
 use regex::Regex;
 use std::borrow::Cow;
@@ -38,7 +38,7 @@ pub enum RecognizerError {
 }
 
 /// The built-in parsers a recognizer may name instead of a regex.
-const PARSERS: [&str; 10] = [
+const PARSERS: [&str; 11] = [
     "cuda_error",
     "fabric_manager",
     "xid",
@@ -49,6 +49,7 @@ const PARSERS: [&str; 10] = [
     "ib_verbs",
     "cper",
     "nvrm",
+    "first_failed_process",
 ];
 
 /// The built-in recognizer files in load order, deserialized once per process from the form
@@ -98,6 +99,7 @@ struct Merged {
     ntstatus: Vec<ntstatus::NtStatus>,
     cuda: cuda::CudaTables,
     nvml: Vec<nvml::NvmlReturn>,
+    signals: Vec<signals::Signal>,
 }
 
 impl Merged {
@@ -136,6 +138,7 @@ impl Merged {
         })?;
         self.cuda.extend(&tables);
         self.nvml.extend(f.nvml.iter().cloned());
+        self.signals.extend(f.signal.iter().cloned());
         Ok(())
     }
 
@@ -315,6 +318,7 @@ impl RecognizerSet {
             ntstatus: m.ntstatus,
             cuda: m.cuda,
             nvml: m.nvml,
+            signals: m.signals,
         })
     }
 }

@@ -26,6 +26,7 @@ mod regex_gate;
 mod regexes;
 mod selftest;
 mod set;
+pub mod signals;
 pub mod text;
 pub mod verbs;
 pub mod xid;

@@ -1,7 +1,7 @@
 //! The recognizer set at work: which recognizers own an anchor, running them on a record
 //! (specific before generic) and settling the drafts of one record.
 
-use super::{aer, cper, cuda, fabric, job, ntstatus, nvml, nvrm, regexes, verbs, xid};
+use super::{aer, cper, cuda, fabric, job, ntstatus, nvml, nvrm, regexes, signals, verbs, xid};
 use super::{Draft, Needles, Prefilter, RecognizerDef, Record, TraceDef};
 use crate::model::LineStamp;
 use regex::Regex;
@@ -44,6 +44,8 @@ pub struct RecognizerSet {
     pub cuda: cuda::CudaTables,
     /// The NVML return-code table; later entries win.
     pub nvml: Vec<nvml::NvmlReturn>,
+    /// The POSIX signal table (launchers' and shells' exits); later entries win.
+    pub signals: Vec<signals::Signal>,
     /// The NVRM knowledge (built-in, or with the user's `[nvrm]` tables).
     pub(super) nvrm: NvrmKnowledge,
     /// Ids of the recognizers with the `nvrm` parser.
@@ -114,7 +116,7 @@ impl RecognizerSet {
     /// them: AER headers, torchrun reports, NVRM initialization failures).
     pub fn needs_context(&self, idx: usize, full: &str) -> bool {
         match self.compiled[idx].def.parser.as_deref() {
-            Some("aer" | "torchrun_failure" | "cper") => true,
+            Some("aer" | "torchrun_failure" | "cper" | "first_failed_process") => true,
             Some("nvrm") => self.nvrm().needs_context(full),
             // the text on the next line, or the announcing line above
             Some("cuda_error") => ["Test CUDA failure", "call to cu", "CUDA_ERROR_"]
@@ -281,6 +283,9 @@ impl RecognizerSet {
             Some("torchrun_failure") => {
                 job::torchrun_failure(rec, out);
             }
+            Some("first_failed_process") => {
+                job::first_failed_process(rec, out);
+            }
             Some("nccl_ib" | "ib_verbs") => {
                 verbs::ib_drafts(rec, &self.ib_verbs, out);
             }
@@ -314,6 +319,7 @@ impl RecognizerSet {
                 d.rank = rec.rank;
             }
             ntstatus::annotate(&self.ntstatus, d);
+            signals::annotate(&self.signals, d);
             if !d.derived {
                 if d.layer.is_none() {
                     d.layer = def.layer;

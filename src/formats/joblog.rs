@@ -286,6 +286,50 @@ fn glog_short(inner: &[u8]) -> Option<(WallStamp, usize)> {
     ))
 }
 
+/// Levels of Python's logging as rich's `RichHandler` prints them, in a column 8 wide.
+const RICH_LEVELS: [&[u8]; 5] = [b"DEBUG", b"INFO", b"WARNING", b"ERROR", b"CRITICAL"];
+
+/// A line of rich's logging layout (`RichHandler`, used by accelerate and torchrun when rich is
+/// installed): a time column (`[15:58:29] `, `[01/10/25 15:58:29] `, or blanks when the time is
+/// the line before's), the level padded to 8 columns, a space, the message (the source
+/// location is right-aligned after it). The time has no date: the stamp is left empty (the
+/// nearest dated line gives one). A message wrapped by rich continues under the message column
+/// with a blank level column: that is a continuation, not this shape.
+pub fn rich(line: &[u8]) -> Option<Prefix<'_>> {
+    let col = match line.first()? {
+        b'[' => {
+            let close = memchr::memchr(b']', &line[..line.len().min(24)])?;
+            let inner = &line[1..close];
+            let timelike = inner.len() >= 8
+                && inner
+                    .iter()
+                    .all(|c| c.is_ascii_digit() || b":/. -".contains(c))
+                && inner.contains(&b':');
+            if !timelike || line.get(close + 1) != Some(&b' ') {
+                return None;
+            }
+            close + 2
+        }
+        b' ' => line.iter().take_while(|&&c| c == b' ').count(),
+        _ => return None,
+    };
+    let rest = &line[col..];
+    let level = RICH_LEVELS.iter().find(|l| rest.starts_with(l))?;
+    let pad = rest[level.len()..]
+        .iter()
+        .take_while(|&&c| c == b' ')
+        .count();
+    if pad + level.len() < 9 || rest.len() <= level.len() + pad {
+        return None;
+    }
+    Some(Prefix {
+        stamp: LineStamp::default(),
+        host: None,
+        msg_start: col + level.len() + pad,
+        shape: Shape::JobBracket,
+    })
+}
+
 /// An NCCL line without any time: `host:pid:tid [dev] NCCL INFO …`.
 pub fn nccl_untimed(line: &[u8]) -> Option<Prefix<'_>> {
     let (host, n) = nccl_host(line)?;
@@ -311,6 +355,30 @@ mod tests {
             &line[p.msg_start..],
             b"***** Running training *****".as_slice()
         );
+    }
+
+    #[test]
+    fn rich_logging_lines_are_lines_of_their_own() {
+        let timed =
+            b"[15:58:29] WARNING  Sending process 197 closing signal SIGTERM      api.py:699";
+        let p = rich(timed).expect("timed rich line");
+        assert!(timed[p.msg_start..].starts_with(b"Sending process 197"));
+        let blank =
+            b"           WARNING  Sending process 198 closing signal SIGTERM      api.py:699";
+        let p = rich(blank).expect("rich line under a time");
+        assert!(blank[p.msg_start..].starts_with(b"Sending process 198"));
+        assert!(rich(b"[01/10/25 15:58:29] INFO     Reading config  launch.py:12").is_some());
+        assert!(rich(b"           CRITICAL Worker died").is_some());
+        // rich's wrapped message lines, code in a traceback, a kernel call trace: not this shape
+        for l in [
+            &b"                    closing signal SIGTERM (continued)"[..],
+            b"    INFO = 1",
+            b"        ERROR: x",
+            b"  ? __schedule+0x2c4/0x8a0",
+            b"[15:58:29]WARNING  x",
+        ] {
+            assert!(rich(l).is_none(), "{}", String::from_utf8_lossy(l));
+        }
     }
 
     #[test]

@@ -106,7 +106,8 @@ pub fn parse_prefix(line: &[u8]) -> Option<Prefix<'_>> {
             .or_else(|| kernel::ctime(line))
             .or_else(|| kernel::reldelta(line))
             .or_else(|| kernel::reltime(line))
-            .or_else(|| joblog::job_prefix(line)),
+            .or_else(|| joblog::job_prefix(line))
+            .or_else(|| joblog::rich(line)),
         b'<' => kernel::raw(line).or_else(|| syslog::rfc5424(line)),
         b'0'..=b'9' => {
             if line.len() > 19 && line.get(4) == Some(&b'-') {
@@ -136,6 +137,7 @@ pub fn parse_prefix(line: &[u8]) -> Option<Prefix<'_>> {
             .or_else(|| syslog::talos(line))
             .or_else(|| bmc::sel(line)),
         b' ' => joblog::job_prefix(line)
+            .or_else(|| joblog::rich(line))
             .or_else(|| bmc::sel(line))
             .or_else(|| syslog::rfc3164(line)),
         _ => None,

@@ -154,7 +154,7 @@ pub(super) fn candidates<'r>(
         };
         let mut rf = RuleFacts::default();
         if let Some(i) = pool.first(rule, |i| {
-            (!by_named_cause || informative(&events[i])) && facts.fits(rule, &mut rf, &events[i])
+            (!by_named_cause || informative(&events[i])) && facts.fits(rule, &mut rf, i)
         }) {
             out.push(Candidate { rule, event: i });
         }

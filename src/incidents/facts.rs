@@ -26,6 +26,18 @@ pub(super) struct Facts<'a> {
     /// Per GPU: distinct non-sympathetic Xid codes and their layers.
     codes: Option<CodesOnGpu<'a>>,
     desync: Option<bool>,
+    earliest: Option<Earliest<'a>>,
+}
+
+/// Where the incident's first trouble lies, for `first_failure`: the earliest time of a timed
+/// troubling event, and the smallest timeline index of any and of an untimed one.
+#[derive(Clone, Copy)]
+struct Earliest<'a> {
+    /// The signal of the kill it was computed for.
+    kill: &'a str,
+    time: Option<i64>,
+    index: Option<usize>,
+    untimed_index: Option<usize>,
 }
 
 /// Per rule: what its incident-level conditions need.
@@ -47,6 +59,7 @@ impl<'a> Facts<'a> {
             catalog,
             codes: None,
             desync: None,
+            earliest: None,
         }
     }
 
@@ -119,8 +132,59 @@ impl<'a> Facts<'a> {
         d
     }
 
-    /// Whether `e` fits `rule`, its own pattern and the incident-level conditions.
-    pub fn fits(&mut self, rule: &Rule, rf: &mut RuleFacts<'a>, e: &Event) -> bool {
+    /// Whether an event is trouble that a first failure must come before: anything at warning
+    /// level or above, or a process ended by a signal (a SIGTERM before a SIGKILL is a stop
+    /// escalated after its grace period) other than the kill itself, seen through another route.
+    fn troubling(x: &Event, kill: &str) -> bool {
+        let signal = x.attrs.get("signal");
+        let same_kill = x.kind == "process_exit" && signal == Some(kill);
+        !same_kill
+            && (x.severity >= crate::model::Severity::Warning
+                || (x.kind == "process_exit" && signal.is_some()))
+    }
+
+    /// Whether nothing troubling (see [`Facts::troubling`]) lies before event `i`: by time when
+    /// both have one, else by timeline order. Computed once per incident: the earliest time of
+    /// the troubling events and their smallest indices.
+    fn first_failure(&mut self, i: usize) -> bool {
+        let (events, members) = (self.events, self.members);
+        let e = &events[i];
+        let kill = e.attrs.get("signal").unwrap_or("");
+        if self.earliest.is_some_and(|f| f.kill != kill) {
+            self.earliest = None;
+        }
+        let first = *self.earliest.get_or_insert_with(|| {
+            let mut f = Earliest {
+                kill,
+                time: None,
+                index: None,
+                untimed_index: None,
+            };
+            for &k in members
+                .iter()
+                .filter(|&&k| Self::troubling(&events[k], kill))
+            {
+                let x = &events[k];
+                f.index = Some(f.index.map_or(k, |m| m.min(k)));
+                match x.time_us {
+                    Some(t) => f.time = Some(f.time.map_or(t, |m| m.min(t))),
+                    None => f.untimed_index = Some(f.untimed_index.map_or(k, |m| m.min(k))),
+                }
+            }
+            f
+        });
+        let before = match e.time_us {
+            Some(t) => {
+                first.time.is_some_and(|c| c < t) || first.untimed_index.is_some_and(|c| c < i)
+            }
+            None => first.index.is_some_and(|c| c < i),
+        };
+        !before
+    }
+
+    /// Whether event `i` fits `rule`, its own pattern and the incident-level conditions.
+    pub fn fits(&mut self, rule: &Rule, rf: &mut RuleFacts<'a>, i: usize) -> bool {
+        let e = &self.events[i];
         let m = &rule.pattern;
         if !m.fits(e) {
             return false;
@@ -154,6 +218,7 @@ impl<'a> Facts<'a> {
         }
         match m.fact.as_deref() {
             Some("desync") => self.desync(),
+            Some("first_failure") => self.first_failure(i),
             Some(_) => false,
             None => true,
         }

@@ -217,18 +217,67 @@ pub(crate) fn numbered_into(prefix: u8, n: u64, buf: &mut [u8; NUMBERED]) -> &st
     std::str::from_utf8(&buf[k..]).unwrap_or("")
 }
 
-/// Merges watchdog progress lines into the nearest earlier timeout of the same input and rank,
-/// and NCCL's return trace into the NCCL error above it ([`merge_return`]).
+/// How many lines after its timeout a watchdog progress line may come to be merged into it.
+const PROGRESS_LINES: u64 = 50;
+
+/// How many lines before its timeout a progress line may come (newer torch prints `Timeout at
+/// NCCL work` just before `Some NCCL operations have failed or timed out`).
+const PROGRESS_LINES_BEFORE: u64 = 3;
+
+/// Whether a watchdog progress line `a` belongs to a timeout on `line` with `rank`.
+fn progress_of(a: &RawEvent, line: u64, rank: Option<i64>) -> bool {
+    line + PROGRESS_LINES >= a.line
+        && line <= a.line + PROGRESS_LINES_BEFORE
+        && (a.rank.is_none() || rank == a.rank)
+}
+
+/// Watchdog progress lines with no timeout of their own rank before them (`Timeout at NCCL
+/// work: 15734, last enqueued ...` printed alone when the watchdog line itself is not in the
+/// excerpt, or a version prints no other) are the rank's timeout: they leave `attachments` and
+/// join `events` as `nccl_timeout` events, with the progress as details.
+pub(crate) fn orphan_progress(
+    events: &mut Vec<RawEvent>,
+    attachments: &mut Vec<RawEvent>,
+    catalog: &crate::catalog::Catalog,
+) {
+    // `events` is in line order: only the few lines before each progress line are looked at
+    let orphan = |a: &RawEvent| {
+        let from = events.partition_point(|e| e.line + PROGRESS_LINES < a.line);
+        a.kind == "nccl_progress"
+            && !events[from..]
+                .iter()
+                .take_while(|e| e.line <= a.line + PROGRESS_LINES_BEFORE)
+                .any(|e| e.kind == "nccl_timeout" && progress_of(a, e.line, e.rank))
+    };
+    if !attachments.iter().any(orphan) {
+        return;
+    }
+    let (orphans, kept): (Vec<RawEvent>, Vec<RawEvent>) =
+        std::mem::take(attachments).into_iter().partition(orphan);
+    *attachments = kept;
+    for mut a in orphans {
+        a.kind = crate::events::intern("nccl_timeout");
+        (a.layer, a.severity) = catalog.classify(a.kind, None);
+        a.attrs.insert_if_absent("via", "watchdog_progress");
+        events.push(a);
+    }
+    events.sort_by_key(|e| e.line);
+}
+
+/// Merges watchdog progress lines into the nearest earlier timeout of the same input and rank
+/// (else the one just after), and NCCL's return trace into the NCCL error above it
+/// ([`merge_return`]).
 fn merge_attachments(events: &mut [Event], input: usize, attachments: &[RawEvent]) {
     merge_return(events, input, attachments);
     for a in attachments.iter().filter(|a| a.kind == "nccl_progress") {
-        let target = events.iter_mut().rfind(|e| {
-            e.input == input
-                && e.kind == "nccl_timeout"
-                && e.source.line <= a.line
-                && a.line - e.source.line <= 50
-                && (a.rank.is_none() || e.rank == a.rank)
-        });
+        let fits = |e: &Event| {
+            e.input == input && e.kind == "nccl_timeout" && progress_of(a, e.source.line, e.rank)
+        };
+        let at = events
+            .iter()
+            .rposition(|e| fits(e) && e.source.line <= a.line)
+            .or_else(|| events.iter().position(fits));
+        let target = at.map(|i| &mut events[i]);
         if let Some(t) = target {
             for (k, v) in &a.attrs {
                 t.attrs.insert_if_absent(k, v);

@@ -387,6 +387,8 @@ Mar 14 02:13:07 node-a kernel: [1795955.589904] python[4242]: segfault at 7f797f
 /// NCCL cannot extend its shared-memory segment: the container's /dev/shm is full.
 pub const NCCL_SHM_FULL: &str = "[2026-03-14 02:13:07] node-a:4242:4300 [0] misc/shmutils.cc:88 NCCL WARN Error: failed to extend /dev/shm/nccl-WU88OE to 9637892 bytes, error: No space left on device (28)
 node-a:4242:4300 [0] NCCL INFO transport/shm.cc:551 -> 2
+";
+
 /// bbswitch switches the discrete GPU on a laptop before it falls off the bus.
 pub const BBSWITCH_ON: &str =
     "Mar 14 02:12:58 node-a kernel: [1795946.100000] bbswitch: enabling discrete graphics
@@ -468,4 +470,27 @@ pub const SLURM_GRES_LOW: &str = "NodeName=node-a Arch=x86_64 CoresPerSocket=32
 pub const SLURM_GRES_OK: &str = "NodeName=node-a Arch=x86_64 CoresPerSocket=32
    Gres=gpu:8(S:0-1)
    State=IDLE ThreadsPerCore=1
+";
+
+/// A job killed by the shell with no word before it.
+pub const SHELL_KILLED: &str = "[2026-03-14 02:10:00,000] [INFO] [engine.py:1] step 100 loss 2.31
+/var/spool/slurmd/job991/slurm_script: line 12: 45678 Killed                  python train.py
+";
+
+/// The job was asked to stop before the kill (the scheduler's SIGTERM, then SIGKILL after the
+/// grace period): the kill ends the stop, it is no memory kill.
+pub const SIGTERM_THEN_KILLED: &str = "[rank: 0] Received SIGTERM: 15
+/var/spool/slurmd/job991/slurm_script: line 12: 45678 Killed                  python train.py
+";
+
+pub const POD_EXIT_137: &str = "Name:         trainer-0
+    State:          Terminated
+      Reason:       Error
+      Exit Code:    137
+";
+
+pub const POD_OOMKILLED: &str = "Name:         trainer-0
+    State:          Terminated
+      Reason:       OOMKilled
+      Exit Code:    137
 ";
