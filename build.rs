@@ -15,12 +15,13 @@ use std::path::{Path, PathBuf};
 mod regex_gate;
 
 /// The data files whose `[[recognizer]]` regexes are built in (see [`write_regex_gates`]).
-const RECOGNIZER_FILES: [&str; 4] = ["recognizers", "jobs", "verbs", "ntstatus"];
+const RECOGNIZER_FILES: [&str; 5] = ["recognizers", "jobs", "progress", "verbs", "ntstatus"];
 
 /// The data files embedded, by stem (`data/STEM.toml` → `OUT_DIR/STEM.json`).
-const FILES: [&str; 7] = [
+const FILES: [&str; 8] = [
     "recognizers",
     "jobs",
+    "progress",
     "verbs",
     "ntstatus",
     "catalog",

@@ -43,11 +43,16 @@ pub const BUILTIN_RECOGNIZERS: &str = include_str!("../../data/recognizers.toml"
 /// same schema as [`BUILTIN_RECOGNIZERS`], read after it.
 pub const BUILTIN_JOB_RECOGNIZERS: &str = include_str!("../../data/jobs.toml");
 
+/// The trainers' progress formats and checkpoint wordings as shipped (`data/progress.toml`):
+/// same schema as [`BUILTIN_RECOGNIZERS`], read after the job-log vocabularies.
+pub const BUILTIN_PROGRESS_RECOGNIZERS: &str = include_str!("../../data/progress.toml");
+
 /// Every built-in recognizer file as written, in load order (a run reads the form the build
 /// embedded, see `build.rs`).
-pub const BUILTIN_FILES: [&str; 4] = [
+pub const BUILTIN_FILES: [&str; 5] = [
     BUILTIN_RECOGNIZERS,
     BUILTIN_JOB_RECOGNIZERS,
+    BUILTIN_PROGRESS_RECOGNIZERS,
     verbs::BUILTIN_VERBS,
     ntstatus::BUILTIN_NTSTATUS,
 ];
