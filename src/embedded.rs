@@ -81,7 +81,12 @@ mod tests {
         use crate::events;
         same_recognizers(RECOGNIZERS, events::BUILTIN_RECOGNIZERS, "recognizers", 0);
         same_recognizers(JOBS, events::BUILTIN_JOB_RECOGNIZERS, "jobs", 1);
-        same_recognizers(PROGRESS, events::BUILTIN_PROGRESS_RECOGNIZERS, "progress", 2);
+        same_recognizers(
+            PROGRESS,
+            events::BUILTIN_PROGRESS_RECOGNIZERS,
+            "progress",
+            2,
+        );
         same_recognizers(VERBS, events::verbs::BUILTIN_VERBS, "verbs", 3);
         same_recognizers(NTSTATUS, events::ntstatus::BUILTIN_NTSTATUS, "ntstatus", 4);
         same::<crate::catalog::CatalogFile>(CATALOG, crate::catalog::BUILTIN_CATALOG, "catalog");

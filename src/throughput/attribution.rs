@@ -311,6 +311,7 @@ fn slow_incident(s: &Slowdown, drop: usize, inputs: &[InputResult], events: &[Ev
         severity: Severity::Warning,
         missing: missing_data(s, inputs, events),
         slowdown: None,
+        hang: None,
     }
 }
 

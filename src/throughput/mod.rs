@@ -7,6 +7,7 @@
 
 pub mod attribution;
 pub mod changepoint;
+pub mod hang;
 pub mod series;
 mod short;
 

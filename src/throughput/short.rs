@@ -108,7 +108,12 @@ mod tests {
 
     #[test]
     fn steady_noise_and_one_slow_sample_are_not_steps() {
-        assert!(step(&[5912.1, 5571.1, 5718.9, 5361.6, 5470.7, 5829.9], false, &p()).is_none());
+        assert!(step(
+            &[5912.1, 5571.1, 5718.9, 5361.6, 5470.7, 5829.9],
+            false,
+            &p()
+        )
+        .is_none());
         assert!(step(&[100.0, 102.0, 99.0, 400.0], false, &p()).is_none());
         // two samples at 1.3x: not a clear step
         assert!(step(&[100.0, 101.0, 99.0, 130.0, 131.0], false, &p()).is_none());
