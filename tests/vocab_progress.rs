@@ -22,11 +22,18 @@ const NO_RATE: [(&str, &str); 4] = [
     ),
 ];
 
-/// Rows whose rate depends on the batch's content, not on the machine.
-const NOT_A_SERIES: [(&str, &str); 1] = [(
-    "input throughput",
-    "SGLang prefill throughput follows the new tokens of each batch",
-)];
+/// Rows that are not a series of their own: a rate that follows the batch's content, a field
+/// shown apart that the whole line's row already reads.
+const NOT_A_SERIES: [(&str, &str); 2] = [
+    (
+        "input throughput",
+        "SGLang prefill throughput follows the new tokens of each batch",
+    ),
+    (
+        "throughput per GPU",
+        "a field of the Megatron iteration line, read with it (its step time is the series)",
+    ),
+];
 
 /// The capture names that carry a figure (src/throughput/series.rs reads these).
 const FIGURES: [&str; 15] = [
