@@ -44,9 +44,10 @@ pub fn stall_events(progress: &[Event], events: &[Event]) -> Vec<Event> {
         let ready = list[..bar]
             .iter()
             .any(|e| e.attrs.get("waiting") == Some("collectives_ready"));
-        let moved_on = list[bar + 1..]
+        // a figure after the bar, or later in the same line (updates glued by `\r`)
+        let moved_on = list
             .iter()
-            .any(|e| e.attrs.get("waiting").is_none());
+            .any(|e| e.source.line >= line && e.attrs.get("waiting").is_none());
         let spoke = events
             .iter()
             .any(|e| e.input == input && e.source.line >= line && e.severity >= Severity::Warning);
