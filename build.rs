@@ -15,9 +15,10 @@ use std::path::{Path, PathBuf};
 mod regex_gate;
 
 /// The data files whose `[[recognizer]]` regexes are built in (see [`write_regex_gates`]).
-const RECOGNIZER_FILES: [&str; 7] = [
+const RECOGNIZER_FILES: [&str; 8] = [
     "recognizers",
     "jobs",
+    "progress",
     "verbs",
     "ntstatus",
     "cuda",
@@ -26,9 +27,10 @@ const RECOGNIZER_FILES: [&str; 7] = [
 ];
 
 /// The data files embedded, by stem (`data/STEM.toml` → `OUT_DIR/STEM.json`).
-const FILES: [&str; 10] = [
+const FILES: [&str; 11] = [
     "recognizers",
     "jobs",
+    "progress",
     "verbs",
     "ntstatus",
     "cuda",

@@ -11,6 +11,8 @@ use serde::de::DeserializeOwned;
 pub(crate) const RECOGNIZERS: &str = include_str!(concat!(env!("OUT_DIR"), "/recognizers.json"));
 /// `data/jobs.toml` as JSON.
 pub(crate) const JOBS: &str = include_str!(concat!(env!("OUT_DIR"), "/jobs.json"));
+/// `data/progress.toml` as JSON.
+pub(crate) const PROGRESS: &str = include_str!(concat!(env!("OUT_DIR"), "/progress.json"));
 /// `data/verbs.toml` as JSON.
 pub(crate) const VERBS: &str = include_str!(concat!(env!("OUT_DIR"), "/verbs.json"));
 /// `data/ntstatus.toml` as JSON.
@@ -85,11 +87,17 @@ mod tests {
         use crate::events;
         same_recognizers(RECOGNIZERS, events::BUILTIN_RECOGNIZERS, "recognizers", 0);
         same_recognizers(JOBS, events::BUILTIN_JOB_RECOGNIZERS, "jobs", 1);
-        same_recognizers(VERBS, events::verbs::BUILTIN_VERBS, "verbs", 2);
-        same_recognizers(NTSTATUS, events::ntstatus::BUILTIN_NTSTATUS, "ntstatus", 3);
-        same_recognizers(CUDA, events::cuda::BUILTIN_CUDA, "cuda", 4);
-        same_recognizers(NVML, events::nvml::BUILTIN_NVML, "nvml", 5);
-        same_recognizers(STACK, events::BUILTIN_STACK_RECOGNIZERS, "stack", 6);
+        same_recognizers(
+            PROGRESS,
+            events::BUILTIN_PROGRESS_RECOGNIZERS,
+            "progress",
+            2,
+        );
+        same_recognizers(VERBS, events::verbs::BUILTIN_VERBS, "verbs", 3);
+        same_recognizers(NTSTATUS, events::ntstatus::BUILTIN_NTSTATUS, "ntstatus", 4);
+        same_recognizers(CUDA, events::cuda::BUILTIN_CUDA, "cuda", 5);
+        same_recognizers(NVML, events::nvml::BUILTIN_NVML, "nvml", 6);
+        same_recognizers(STACK, events::BUILTIN_STACK_RECOGNIZERS, "stack", 7);
         same::<crate::catalog::CatalogFile>(CATALOG, crate::catalog::BUILTIN_CATALOG, "catalog");
         same::<crate::rules::RulesFile>(RULES, crate::rules::BUILTIN_RULES, "rules");
         same::<events::nvrm::NvrmFile>(NVRM, events::nvrm::BUILTIN_NVRM, "nvrm");

@@ -253,6 +253,7 @@ fn finish(
         job.as_ref(),
     );
     slow_incidents(slowdowns, &tl.events, &inputs, k, &mut incidents);
+    hang_incidents(&tl.events, &mut incidents);
     incidents::add_driver_drift(&mut incidents, &tl.events, &k.rules.drift);
     incidents::add_nic_gpus(&mut incidents, &tl.events, &inputs);
     if let Some(j) = job.as_mut() {
@@ -282,12 +283,23 @@ fn finish(
 fn slowdowns(tl: &mut timeline::Timeline, k: &Knowledge) -> Vec<throughput::Slowdown> {
     let series = throughput::series::build(&tl.progress, &tl.events);
     let slowdowns = throughput::detect(&series, &k.rules.slowdown);
-    if !slowdowns.is_empty() {
+    let stalls = throughput::hang::stall_events(&tl.progress, &tl.events);
+    if !slowdowns.is_empty() || !stalls.is_empty() {
         let mut events = std::mem::take(&mut tl.events);
         events.extend(slowdowns.iter().map(throughput::drop_event));
+        events.extend(stalls);
         tl.events = timeline::finish(events);
     }
     slowdowns
+}
+
+/// One `hang` incident per stalled progress that no failure covers.
+fn hang_incidents(events: &[timeline::Event], incidents: &mut Vec<incidents::Incident>) {
+    let hangs = throughput::hang::incidents(events, incidents);
+    if !hangs.is_empty() {
+        incidents.extend(hangs);
+        incidents::renumber(incidents);
+    }
 }
 
 /// One incident per slowdown (at its `throughput_drop` event) that no incident explains yet.

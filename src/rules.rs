@@ -216,6 +216,23 @@ pub struct SlowdownParams {
     pub window_before_s: i64,
     /// … and this long after it started (a dump taken while the job was slow).
     pub window_after_s: i64,
+    /// A series too short for segmentation (fewer than `2 * min_samples` samples, at least
+    /// three) counts a step when every later sample is at least this many times slower than
+    /// the level before it.
+    #[serde(default = "default_short_min_ratio")]
+    pub short_min_ratio: f64,
+    /// … and the slow phase took at least this many intervals of the earlier level (two slow
+    /// samples at 2× are four intervals; a cumulative average's one slow interval may suffice).
+    #[serde(default = "default_short_min_held")]
+    pub short_min_held: f64,
+}
+
+fn default_short_min_ratio() -> f64 {
+    1.5
+}
+
+fn default_short_min_held() -> f64 {
+    3.0
 }
 
 impl Default for SlowdownParams {
@@ -226,6 +243,8 @@ impl Default for SlowdownParams {
             min_noise_multiple: 4.0,
             window_before_s: 3600,
             window_after_s: 1800,
+            short_min_ratio: default_short_min_ratio(),
+            short_min_held: default_short_min_held(),
         }
     }
 }

@@ -306,3 +306,114 @@ fn endless_progress_output_is_thinned_not_lost() {
     // thinned samples place the start within a few strides of iteration 3 600 020
     assert!((it - 3_600_020).abs() <= 20 * 64, "{it}");
 }
+
+fn of_kind(report: &Value, kind: &str) -> Vec<Value> {
+    report["incidents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["kind"] == kind)
+        .cloned()
+        .collect()
+}
+
+/// Epoch times of one run split over two files (invented values, nnU-Net v1 wording): three
+/// epochs at ~900 s, then two at ~1500-1900 s: a short series with a clear held step.
+#[test]
+fn epoch_times_split_over_two_files_make_one_short_series() {
+    let d = tempfile::tempdir().unwrap();
+    let a = "2025-03-01 10:00:00.000001: This epoch took 910.5 s\n2025-03-01 10:15:00.000001: This epoch took 880.2 s\n2025-03-01 10:30:00.000001: This epoch took 902.7 s\n";
+    let b = "2025-03-04 08:00:00.000001: This epoch took 1850.0 s\n2025-03-04 08:30:00.000001: saving checkpoint...\n2025-03-04 08:30:01.000001: This epoch took 1504.3 s\n";
+    let pa = write(d.path(), "run/log.part1.txt", a);
+    let pb = write(d.path(), "run/log.part2.txt", b);
+    let r = analyze_json(&[&pa, &pb]);
+    let s = slowdowns(&r);
+    assert_eq!(s.len(), 1, "{:#}", r["incidents"]);
+    assert_eq!(s[0]["slowdown"]["metric"], "epoch_time_s");
+    assert!(s[0]["root_cause"]["confidence"].as_f64().unwrap() < 0.3);
+    let summary = s[0]["root_cause"]["summary"].as_str().unwrap();
+    assert!(summary.contains("only 5 samples"), "{summary}");
+    let kinds: Vec<&str> = r["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["kind"].as_str())
+        .collect();
+    assert!(kinds.contains(&"checkpoint_saved"), "{kinds:?}");
+}
+
+/// The same shape at 1.3x, and a warm-up followed by a steady level, are not slowdowns.
+#[test]
+fn small_steps_and_warm_up_in_short_series_are_not_slowdowns() {
+    let d = tempfile::tempdir().unwrap();
+    let small = "This epoch took 900.0 s\nThis epoch took 910.0 s\nThis epoch took 890.0 s\nThis epoch took 1170.0 s\nThis epoch took 1180.0 s\n";
+    let warm = " iteration        1/     100 | consumed samples: 128 | elapsed time per iteration (ms): 52000.0 |\n iteration        2/     100 | consumed samples: 256 | elapsed time per iteration (ms): 5400.0 |\n iteration        3/     100 | consumed samples: 384 | elapsed time per iteration (ms): 5500.0 |\n iteration        4/     100 | consumed samples: 512 | elapsed time per iteration (ms): 5350.0 |\n";
+    let p1 = write(d.path(), "a/train.log", small);
+    let p2 = write(d.path(), "b/train.log", warm);
+    for p in [p1, p2] {
+        let r = analyze_json(&[&p]);
+        assert!(slowdowns(&r).is_empty(), "{:#}", r["incidents"]);
+    }
+}
+
+/// A cumulative average (tf_cnn_benchmarks) that dips slightly after many steps hides a long
+/// stall of the last interval; a steady one is not a slowdown.
+#[test]
+fn a_cumulative_average_that_dips_shows_the_stall() {
+    let d = tempfile::tempdir().unwrap();
+    let mut stalled = String::new();
+    for (step, avg) in [
+        (980, "201.3"),
+        (990, "201.3"),
+        (1000, "201.3"),
+        (1010, "191.7"),
+    ] {
+        for _ in 0..4 {
+            let _ = writeln!(
+                stalled,
+                "{step}\timages/sec: {avg} +/- 0.4 (jitter = 9.1)\t6.912"
+            );
+        }
+    }
+    let p = write(d.path(), "hvd/train.log", &stalled);
+    let r = analyze_json(&[&p]);
+    let s = slowdowns(&r);
+    assert_eq!(s.len(), 1, "{:#}", r["incidents"]);
+    assert_eq!(s[0]["slowdown"]["metric"], "samples_per_s");
+    let steady = stalled.replace("191.7", "201.2");
+    let p = write(d.path(), "hvd2/train.log", &steady);
+    assert!(slowdowns(&analyze_json(&[&p])).is_empty());
+}
+
+const NCCL_INIT: &str = "box:100:200 [0] NCCL INFO comm 0x1a2b rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1000 commId 0x99 - Init COMPLETE\nbox:101:201 [1] NCCL INFO Channel 00 : 1[1] -> 0[0] via P2P/IPC\n";
+
+/// A bar drawn at 0 right after NCCL init, then nothing: a hang, platform first on one host.
+#[test]
+fn a_bar_stuck_at_zero_after_nccl_init_is_a_hang() {
+    let d = tempfile::tempdir().unwrap();
+    let log = format!("{NCCL_INIT}Processed prompts:   0%|          | 0/8 [00:00<?, ?it/s]\n");
+    let p = write(d.path(), "srv/run.log", &log);
+    let r = analyze_json(&[&p]);
+    let h = of_kind(&r, "hang");
+    assert_eq!(h.len(), 1, "{:#}", r["incidents"]);
+    assert_eq!(h[0]["root_cause"]["layer"], "platform");
+    assert_eq!(h[0]["hang"]["waiting_for"], "first collective");
+    assert_eq!(r["verdict"]["root_cause_layer"], "platform");
+}
+
+/// Near misses: a log cut after normal progress, a bar at zero with no collective before it,
+/// and a bar at zero that moved on are not hangs.
+#[test]
+fn a_log_that_simply_ends_is_not_a_hang() {
+    let d = tempfile::tempdir().unwrap();
+    let cut =
+        format!("{NCCL_INIT}Processed prompts:  50%|#####     | 4/8 [00:04<00:04,  1.00it/s]\n");
+    let no_init = "Processed prompts:   0%|          | 0/8 [00:00<?, ?it/s]\n".to_string();
+    let moved = format!("{NCCL_INIT}Processed prompts:   0%|          | 0/8 [00:00<?, ?it/s]\rProcessed prompts:  50%|#####     | 4/8 [00:04<00:04,  1.00it/s]\n");
+    for (i, log) in [cut, no_init, moved].iter().enumerate() {
+        let p = write(d.path(), &format!("c{i}/run.log"), log);
+        let r = analyze_json(&[&p]);
+        assert!(of_kind(&r, "hang").is_empty(), "{i}: {:#}", r["incidents"]);
+        assert_eq!(r["verdict"]["root_cause_layer"], "none", "{i}");
+    }
+}

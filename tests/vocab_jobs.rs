@@ -526,6 +526,10 @@ fn every_job_regex_alternative_holds_an_anchor() {
     for (name, text) in [
         ("recognizers.toml", faultline::events::BUILTIN_RECOGNIZERS),
         ("jobs.toml", faultline::events::BUILTIN_JOB_RECOGNIZERS),
+        (
+            "progress.toml",
+            faultline::events::BUILTIN_PROGRESS_RECOGNIZERS,
+        ),
         ("stack.toml", faultline::events::BUILTIN_STACK_RECOGNIZERS),
         ("verbs.toml", faultline::events::verbs::BUILTIN_VERBS),
         (

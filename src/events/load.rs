@@ -61,6 +61,7 @@ pub(super) fn builtin_files() -> &'static [RecognizerFile] {
         [
             (embedded::RECOGNIZERS, "data/recognizers.toml"),
             (embedded::JOBS, "data/jobs.toml"),
+            (embedded::PROGRESS, "data/progress.toml"),
             (embedded::VERBS, "data/verbs.toml"),
             (embedded::NTSTATUS, "data/ntstatus.toml"),
             (embedded::CUDA, "data/cuda.toml"),

@@ -47,6 +47,10 @@ pub const BUILTIN_RECOGNIZERS: &str = include_str!("../../data/recognizers.toml"
 /// same schema as [`BUILTIN_RECOGNIZERS`], read after it.
 pub const BUILTIN_JOB_RECOGNIZERS: &str = include_str!("../../data/jobs.toml");
 
+/// The trainers' progress formats and checkpoint wordings as shipped (`data/progress.toml`):
+/// same schema as [`BUILTIN_RECOGNIZERS`], read after the job-log vocabularies.
+pub const BUILTIN_PROGRESS_RECOGNIZERS: &str = include_str!("../../data/progress.toml");
+
 /// The driver and the stack around it as shipped (Fabric Manager, driver installation, container
 /// runtime, cloud boot scripts, Slurm GRES, InfiniBand bring-up): same schema, read after the
 /// others.
@@ -54,9 +58,10 @@ pub const BUILTIN_STACK_RECOGNIZERS: &str = include_str!("../../data/stack.toml"
 
 /// Every built-in recognizer file as written, in load order (a run reads the form the build
 /// embedded, see `build.rs`).
-pub const BUILTIN_FILES: [&str; 7] = [
+pub const BUILTIN_FILES: [&str; 8] = [
     BUILTIN_RECOGNIZERS,
     BUILTIN_JOB_RECOGNIZERS,
+    BUILTIN_PROGRESS_RECOGNIZERS,
     verbs::BUILTIN_VERBS,
     ntstatus::BUILTIN_NTSTATUS,
     cuda::BUILTIN_CUDA,

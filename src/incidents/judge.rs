@@ -107,6 +107,7 @@ pub(super) fn judge(
         severity,
         missing: d.missing,
         slowdown: None,
+        hang: None,
     }
 }
 

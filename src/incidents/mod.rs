@@ -77,6 +77,8 @@ pub struct Incident {
     pub missing: Vec<String>,
     /// For incidents of kind `slowdown`: the regression found in the trainer's progress lines.
     pub slowdown: Option<crate::throughput::Slowdown>,
+    /// For incidents of kind `hang`: what the job was waiting for when its progress stopped.
+    pub hang: Option<crate::throughput::hang::Hang>,
 }
 
 /// Where an event sits for grouping: one axis per clock domain.
@@ -142,7 +144,11 @@ fn bursts(events: &[Event], rules: &RuleSet, catalog: &Catalog) -> Vec<Vec<usize
     let mut by_axis: BTreeMap<(u8, String), Vec<(i64, usize)>> = BTreeMap::new();
     let mut timed: Vec<(i64, usize)> = Vec::new();
     for (i, e) in events.iter().enumerate() {
-        if e.severity < Severity::Warning || e.kind == "throughput_drop" {
+        // slowdowns and hangs are judged by the throughput stage
+        if e.severity < Severity::Warning
+            || e.kind == "throughput_drop"
+            || e.kind == "progress_stall"
+        {
             continue;
         }
         match axis(e) {

@@ -76,6 +76,7 @@ pub fn crowded() -> Report {
             counts: BTreeMap::new(),
             missing_data: vec![],
             slowdown: None,
+            hang: None,
         }],
         events,
         verdict: VerdictJson {

@@ -20,6 +20,10 @@ const OTHER_HOST_PENALTY: f64 = 0.15;
 const LATE_PENALTY: f64 = 0.1;
 /// Confidence lost when the evidence carries no time (a state dump).
 const UNTIMED_PENALTY: f64 = 0.1;
+/// Confidence lost when the slowdown rests on a short series (a few samples).
+const SHORT_PENALTY: f64 = 0.15;
+/// Confidence of a slowdown no cause was found for (lower for a short series).
+const NO_CAUSE: f64 = 0.3;
 
 /// One cause that fits a slowdown.
 #[derive(Clone, Debug)]
@@ -37,7 +41,11 @@ fn round2(v: f64) -> f64 {
 /// How one event relates to a slowdown: None when it is out of the window, else the confidence
 /// penalty for being on another host or untimed.
 fn relation(e: &Event, s: &Slowdown, before_us: i64, after_us: i64) -> Option<f64> {
-    let mut penalty = 0.0;
+    let mut penalty = if s.short.is_some() {
+        SHORT_PENALTY
+    } else {
+        0.0
+    };
     match (e.time_us, s.start_us) {
         (Some(t), Some(start)) => {
             let end = s.end_us.unwrap_or(start).max(start);
@@ -188,9 +196,18 @@ fn describe(s: &Slowdown) -> String {
         Metric::SamplesPerSec => format!("{b} → {d} samples/s"),
         Metric::BusBandwidth => format!("bus bandwidth {b} → {d} GB/s"),
         Metric::TokensPerSec => format!("{b} → {d} tokens/s"),
+        Metric::EpochTime => format!("epoch time {b} → {d} s"),
+        Metric::TflopsPerGpu => format!("{b} → {d} TFLOP/s/GPU"),
+    };
+    let few = match s.short {
+        Some(sh) => format!(
+            "; read from only {} samples ({} before the step), so a clear step but a thin record",
+            sh.samples, sh.before
+        ),
+        None => String::new(),
     };
     format!(
-        "training throughput{who} fell to {:.0}% of its earlier level{from} ({figures}; {})",
+        "training throughput{who} fell to {:.0}% of its earlier level{from} ({figures}; {}{few})",
         s.ratio * 100.0,
         s.label
     )
@@ -276,7 +293,11 @@ fn slow_incident(s: &Slowdown, drop: usize, inputs: &[InputResult], events: &[Ev
         primary: Some(drop),
         rule: None,
         layer: Layer::Unknown,
-        confidence: 0.3,
+        confidence: if s.short.is_some() {
+            NO_CAUSE - SHORT_PENALTY
+        } else {
+            NO_CAUSE
+        },
         summary: String::new(),
         evidence: vec![drop],
         responsibility: "operator".into(),
@@ -290,6 +311,7 @@ fn slow_incident(s: &Slowdown, drop: usize, inputs: &[InputResult], events: &[Ev
         severity: Severity::Warning,
         missing: missing_data(s, inputs, events),
         slowdown: None,
+        hang: None,
     }
 }
 

@@ -7,7 +7,9 @@
 
 pub mod attribution;
 pub mod changepoint;
+pub mod hang;
 pub mod series;
+mod short;
 
 use crate::model::{Layer, Severity, SourceRef, TimeQuality};
 use crate::rules::SlowdownParams;
@@ -42,6 +44,9 @@ pub struct Slowdown {
     pub ongoing: bool,
     /// Samples in the slow phase.
     pub samples: usize,
+    /// Found in a series too short for segmentation (a clear step in a few samples): the
+    /// confidence is lower.
+    pub short: Option<ShortSeries>,
     /// Iteration of the first slow sample, when printed.
     pub start_iter: Option<i64>,
     /// Samples left out as known pauses (by kind).
@@ -58,6 +63,15 @@ pub struct Slowdown {
     pub quality: TimeQuality,
     /// Input of the first slow sample.
     pub input: usize,
+}
+
+/// How few samples a slowdown of a short series rests on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShortSeries {
+    /// Samples of the whole series read.
+    pub samples: usize,
+    /// Of which before the step.
+    pub before: usize,
 }
 
 /// One point of a slowdown's curve: the time of its first sample (when known) and the median
@@ -82,12 +96,12 @@ fn detect_one(s: &Series, p: &SlowdownParams) -> Vec<Slowdown> {
     let metric = s.key.metric;
     let kept: Vec<&series::Sample> = s.samples.iter().filter(|x| x.pause.is_none()).collect();
     let costs: Vec<f64> = kept.iter().map(|x| metric.cost(x.value)).collect();
-    if costs.len() < 2 * p.min_samples {
-        return Vec::new();
-    }
     let mut pauses: BTreeMap<String, usize> = BTreeMap::new();
     for x in s.samples.iter().filter_map(|x| x.pause) {
         *pauses.entry(x.as_str().to_string()).or_default() += 1;
+    }
+    if costs.len() < 2 * p.min_samples {
+        return short::detect(s, p, &pauses).into_iter().collect();
     }
     slow_spans(&costs, p)
         .into_iter()
@@ -186,6 +200,7 @@ fn slowdown(
         },
         ongoing: !recovered,
         samples: b - a,
+        short: None,
         start_iter: first.iter,
         pauses: pauses.clone(),
         curve,
@@ -295,7 +310,8 @@ pub fn sparkline(speeds: &[f64], slow: (usize, usize), width: usize) -> (String,
 pub fn speeds(metric: &str, values: impl Iterator<Item = f64>) -> Vec<f64> {
     values
         .map(|v| {
-            if metric == Metric::StepTime.as_str() && v > 0.0 {
+            let time = [Metric::StepTime, Metric::EpochTime].map(Metric::as_str);
+            if time.contains(&metric) && v > 0.0 {
                 1.0 / v
             } else {
                 v

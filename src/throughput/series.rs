@@ -19,6 +19,10 @@ pub enum Metric {
     BusBandwidth,
     /// Tokens per second (torchtitan `tps`).
     TokensPerSec,
+    /// Time per epoch, in seconds (nnU-Net): epoch times count like step times.
+    EpochTime,
+    /// TFLOP/s per GPU, from lines that carry no step time (Megatron's job summary).
+    TflopsPerGpu,
 }
 
 impl Metric {
@@ -29,6 +33,8 @@ impl Metric {
             Metric::SamplesPerSec => "samples_per_s",
             Metric::BusBandwidth => "busbw_gb_s",
             Metric::TokensPerSec => "tokens_per_s",
+            Metric::EpochTime => "epoch_time_s",
+            Metric::TflopsPerGpu => "tflops_per_gpu",
         }
     }
 
@@ -39,12 +45,14 @@ impl Metric {
             Metric::SamplesPerSec => "samples/s",
             Metric::BusBandwidth => "GB/s",
             Metric::TokensPerSec => "tokens/s",
+            Metric::EpochTime => "s/epoch",
+            Metric::TflopsPerGpu => "TFLOP/s/GPU",
         }
     }
 
-    /// True when a larger value is better (a throughput), false for a time per step.
+    /// True when a larger value is better (a throughput), false for a time per step or epoch.
     pub fn higher_is_better(self) -> bool {
-        !matches!(self, Metric::StepTime)
+        !matches!(self, Metric::StepTime | Metric::EpochTime)
     }
 
     /// The value as a cost (larger = slower), so that every series is analyzed the same way.
@@ -113,6 +121,11 @@ pub struct Sample {
     pub pause: Option<Pause>,
     /// A progress bar's own elapsed-time counter, in seconds.
     pub elapsed_s: Option<i64>,
+    /// Epoch of the figure, when printed (MXNet restarts its batch count every epoch).
+    pub epoch: Option<i64>,
+    /// Set for a cumulative average (the mean since the start, as tf_cnn_benchmarks prints it):
+    /// half a unit of its last printed digit, which bounds how finely intervals can be read.
+    pub cumulative: Option<f64>,
 }
 
 /// Who printed a series and what it measures.
@@ -162,11 +175,79 @@ fn is_eval_label(desc: &str) -> bool {
         .any(|w| d.contains(w))
 }
 
+/// What one progress line measured: the metric, the figure, the series' label, and for a
+/// cumulative average half a unit of its last printed digit.
+struct Reading {
+    metric: Metric,
+    value: f64,
+    label: String,
+    cumulative: Option<f64>,
+}
+
+/// `, run of N` when the line says how many steps its run has (two runs, two series).
+fn run_of(a: &crate::model::Attrs) -> String {
+    a.get("total")
+        .map(|t| format!(", run of {t}"))
+        .unwrap_or_default()
+}
+
+/// Half a unit of the last digit of a printed number (`195.8` → 0.05).
+fn half_ulp(s: &str) -> f64 {
+    let decimals = s.split_once('.').map_or(0, |(_, f)| f.len()) as i32;
+    0.5 * 10f64.powi(-decimals)
+}
+
+/// The label of a serving engine's or trainer's rate: its name, the split it measured and the
+/// load it was measured at (`running` requests: throughput follows the load).
+fn rate_label(a: &crate::model::Attrs, what: &str, unit: &str) -> String {
+    let mut label = what.to_string();
+    if let Some(s) = a.get("split") {
+        label.push(' ');
+        label.push_str(s);
+    }
+    label.push(' ');
+    label.push_str(unit);
+    if let Some(r) = a.get("running") {
+        label.push_str(&format!(" at {r} running requests"));
+    }
+    label
+}
+
 /// The metric, value and label of one progress event (None for pause markers and unusable lines).
-fn reading(e: &Event) -> Option<(Metric, f64, String)> {
+fn reading(e: &Event) -> Option<Reading> {
     let a = &e.attrs;
+    let plain = |metric: Metric, value: f64, label: String| {
+        Some(Reading {
+            metric,
+            value,
+            label,
+            cumulative: None,
+        })
+    };
+    let trainer = a.get("trainer");
     if let Some(v) = parse_num(a.get("step_ms")) {
-        return Some((Metric::StepTime, v, "Megatron iteration time".into()));
+        return plain(
+            Metric::StepTime,
+            v,
+            format!("Megatron iteration time{}", run_of(a)),
+        );
+    }
+    let step_ms = parse_num(a.get("step_s")).map(|v| v * 1000.0).or_else(|| {
+        let v = parse_num(a.get("step_time"))?;
+        match a.get("step_unit")? {
+            "s" => Some(v * 1000.0),
+            "ms" => Some(v),
+            "us" => Some(v / 1000.0),
+            _ => None,
+        }
+    });
+    if let Some(v) = step_ms {
+        let t = trainer.unwrap_or("trainer");
+        return plain(Metric::StepTime, v, format!("{t} step time{}", run_of(a)));
+    }
+    if let Some(v) = parse_num(a.get("epoch_s")) {
+        let t = trainer.unwrap_or("trainer");
+        return plain(Metric::EpochTime, v, format!("{t} epoch time"));
     }
     let bar = |rate_ms: f64| {
         let desc: String = a
@@ -180,35 +261,53 @@ fn reading(e: &Event) -> Option<(Metric, f64, String)> {
             })
             .unwrap_or_default();
         let total = a.get("total").map(str::to_string).unwrap_or_default();
-        let label = if desc.is_empty() {
-            format!("progress bar of {total} steps")
-        } else {
-            format!("progress bar '{desc}' of {total} steps")
+        let label = match (trainer, desc.is_empty()) {
+            (Some(t), _) => format!("{t} progress bar of {total} steps"),
+            (None, true) => format!("progress bar of {total} steps"),
+            (None, false) => format!("progress bar '{desc}' of {total} steps"),
         };
-        (Metric::StepTime, rate_ms, label)
+        plain(Metric::StepTime, rate_ms, label)
     };
     if let Some(v) = parse_num(a.get("s_per_it")) {
-        return Some(bar(v * 1000.0));
+        return bar(v * 1000.0);
     }
     if let Some(v) = parse_num(a.get("it_per_s")) {
-        return Some(bar(1000.0 / v));
+        return bar(1000.0 / v);
     }
-    if let Some(v) = parse_num(a.get("tokens_per_s").map(|t| t.replace(',', "")).as_deref()) {
-        let trainer = a.get("trainer").unwrap_or("trainer");
-        return Some((Metric::TokensPerSec, v, format!("{trainer} tokens/s")));
+    if let Some(v) = parse_num(a.get("steps_per_s")) {
+        let t = trainer.unwrap_or("trainer");
+        return plain(Metric::StepTime, 1000.0 / v, format!("{t} step rate"));
+    }
+    let tokens = a.get("tokens_per_s").or_else(|| a.get("tokens_per_s2"));
+    if let Some(v) = parse_num(tokens.map(|t| t.replace(',', "")).as_deref()) {
+        let label = rate_label(a, trainer.unwrap_or("trainer"), "tokens/s");
+        return plain(Metric::TokensPerSec, v, label);
+    }
+    if let Some(raw) = a.get("cum_samples_per_s") {
+        let v = parse_num(Some(raw))?;
+        return Some(Reading {
+            metric: Metric::SamplesPerSec,
+            value: v,
+            label: trainer.unwrap_or("cumulative samples/s").to_string(),
+            cumulative: Some(half_ulp(raw)),
+        });
     }
     if let Some(v) = parse_num(a.get("samples_per_s").or_else(|| a.get("samples_per_s2"))) {
-        let label = if let Some(t) = a.get("trainer") {
-            format!("{t} samples/s")
+        let label = if let Some(t) = trainer {
+            rate_label(a, t, "samples/s")
         } else if a.contains_key("iter") || a.contains_key("iter2") {
             "DeepSpeed samples/s".into()
         } else {
             "Hugging Face run summary".into()
         };
-        return Some((Metric::SamplesPerSec, v, label));
+        return plain(Metric::SamplesPerSec, v, label);
     }
     if let Some(v) = parse_num(a.get("busbw")) {
-        return Some((Metric::BusBandwidth, v, "nccl-tests bus bandwidth".into()));
+        return plain(Metric::BusBandwidth, v, "nccl-tests bus bandwidth".into());
+    }
+    if let Some(v) = parse_num(a.get("tflops")) {
+        let t = trainer.unwrap_or("trainer");
+        return plain(Metric::TflopsPerGpu, v, format!("{t} TFLOP/s/GPU"));
     }
     None
 }
@@ -259,7 +358,12 @@ fn pause_of(e: &Event) -> Option<Pause> {
 
 /// The series a progress line belongs to and its sample, if it reads a rate.
 fn sample_of(e: &Event) -> Option<(SeriesKey, Sample)> {
-    let (metric, value, label) = reading(e)?;
+    let Reading {
+        metric,
+        value,
+        label,
+        cumulative,
+    } = reading(e)?;
     let a = &e.attrs;
     let key = SeriesKey {
         metric,
@@ -285,28 +389,32 @@ fn sample_of(e: &Event) -> Option<(SeriesKey, Sample)> {
         value,
         pause: None,
         elapsed_s: a.get("elapsed").and_then(elapsed_s),
+        epoch: a
+            .get("epoch")
+            .or_else(|| a.get("epoch2"))
+            .and_then(|s| s.parse().ok()),
+        cumulative,
     };
     Some((key, sample))
 }
 
-/// One series: its samples in time order, each marked with the pause before it (the first
-/// with the warm-up), thinned to [`MAX_SAMPLES_PER_SERIES`] (the last one kept).
+/// One series: its samples in time order, repeats of one step folded into one, a cumulative
+/// average read back into the rate of each interval, each sample marked with the pause before
+/// it (the first with the warm-up), thinned to [`MAX_SAMPLES_PER_SERIES`] (the last one kept).
 fn series_of(key: SeriesKey, mut samples: Vec<Sample>, markers: &Markers) -> Series {
     place_bars(&mut samples);
     samples.sort_by_key(|s| (s.time_us.is_none(), s.time_us, s.input, s.line, s.segment));
-    let mut prev: Option<(usize, u64)> = None;
-    for s in samples.iter_mut() {
-        if let (Some((pi, pl)), Some(m)) = (prev, markers.get(&s.input)) {
-            if pi == s.input && pl < s.line {
-                let from = m.partition_point(|x| x.0 <= pl);
-                if let Some(&(_, p)) = m[from..].iter().find(|x| x.0 <= s.line) {
-                    s.pause = Some(p);
-                }
-            }
-        }
-        prev = Some((s.input, s.line));
+    let mut samples = fold_repeats(samples);
+    let cumulative = samples.iter().any(|s| s.cumulative.is_some());
+    if cumulative {
+        samples = interval_rates(samples);
     }
-    if let Some(first) = samples.first_mut() {
+    // an epoch's time includes its checkpoint saves and validation by design
+    if key.metric != Metric::EpochTime {
+        mark_pauses(&mut samples, markers);
+    }
+    if let Some(first) = samples.first_mut().filter(|_| !cumulative) {
+        // a cumulative average leaves the warm-up out itself
         first.pause.get_or_insert(Pause::Warmup);
     }
     let mut thinned = 0;
@@ -322,6 +430,79 @@ fn series_of(key: SeriesKey, mut samples: Vec<Sample>, markers: &Markers) -> Ser
         key,
         samples,
         thinned,
+    }
+}
+
+/// Consecutive samples of the same step (and epoch) are one figure printed again: by every rank
+/// of a job that logs on all ranks, or once per metric (MXNet's Speedometer). They fold into the
+/// first, with the median of their values.
+fn fold_repeats(samples: Vec<Sample>) -> Vec<Sample> {
+    let mut out: Vec<Sample> = Vec::with_capacity(samples.len());
+    let mut values: Vec<f64> = Vec::new();
+    for s in samples {
+        let same = out.last().is_some_and(|p: &Sample| {
+            p.iter.is_some() && p.iter == s.iter && p.epoch == s.epoch && p.input == s.input
+        });
+        if same {
+            values.push(s.value);
+            continue;
+        }
+        if let Some(p) = out.last_mut().filter(|_| values.len() > 1) {
+            p.value = super::changepoint::median(&values);
+        }
+        values.clear();
+        values.push(s.value);
+        out.push(s);
+    }
+    if let Some(p) = out.last_mut().filter(|_| values.len() > 1) {
+        p.value = super::changepoint::median(&values);
+    }
+    out
+}
+
+/// The rate of each interval of a cumulative average `A(n)` (the mean over steps `1..=n`):
+/// the time to step `n` is proportional to `n / A(n)`, so an interval's rate is
+/// `(n2 - n1) / (n2 / A2 - n1 / A1)`. An interval is read only once it is long enough for the
+/// printed precision (its time known within 10 %): later in a run, intervals grow. A step count
+/// that goes back starts a new run.
+fn interval_rates(samples: Vec<Sample>) -> Vec<Sample> {
+    let mut out = Vec::new();
+    // (step, time to it, uncertainty of that time)
+    let mut from: (i64, f64, f64) = (0, 0.0, 0.0);
+    for mut s in samples {
+        let (Some(n), Some(h)) = (s.iter, s.cumulative) else {
+            continue;
+        };
+        if n <= from.0 {
+            from = (0, 0.0, 0.0);
+        }
+        let t = n as f64 / s.value;
+        let u = n as f64 * h / (s.value * s.value);
+        let dt = t - from.1;
+        if n <= 0 || dt <= 0.0 || u + from.2 > 0.1 * dt {
+            continue;
+        }
+        s.value = (n - from.0) as f64 / dt;
+        from = (n, t, u);
+        out.push(s);
+    }
+    out
+}
+
+/// Marks each sample that follows a known pause in the same input (a checkpoint save or an
+/// evaluation between the previous sample and it).
+fn mark_pauses(samples: &mut [Sample], markers: &Markers) {
+    let mut prev: Option<(usize, u64)> = None;
+    for s in samples.iter_mut() {
+        if let (Some((pi, pl)), Some(m)) = (prev, markers.get(&s.input)) {
+            if pi == s.input && pl < s.line {
+                let from = m.partition_point(|x| x.0 <= pl);
+                if let Some(&(_, p)) = m[from..].iter().find(|x| x.0 <= s.line) {
+                    s.pause = Some(p);
+                }
+            }
+        }
+        prev = Some((s.input, s.line));
     }
 }
 

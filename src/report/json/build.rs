@@ -158,6 +158,8 @@ fn incident_json(a: &Analysis, inc: &crate::incidents::Incident) -> IncidentJson
         end: times.iter().max().copied().map(iso_us),
         kind: if inc.slowdown.is_some() {
             "slowdown"
+        } else if inc.hang.is_some() {
+            "hang"
         } else {
             "failure"
         },
@@ -195,6 +197,10 @@ fn incident_json(a: &Analysis, inc: &crate::incidents::Incident) -> IncidentJson
         counts: inc.counts.clone(),
         missing_data: inc.missing.clone(),
         slowdown: inc.slowdown.as_ref().map(slowdown_json),
+        hang: inc.hang.as_ref().map(|h| super::HangJson {
+            waiting_for: h.waiting_for.clone(),
+            evidence: h.evidence.clone(),
+        }),
     }
 }
 

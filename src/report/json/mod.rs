@@ -241,6 +241,19 @@ pub struct IncidentJson {
     /// For kind `slowdown`: the regression in the trainer's progress lines.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slowdown: Option<SlowdownJson>,
+    /// For kind `hang`: what the job was waiting for and the marker that says so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hang: Option<HangJson>,
+}
+
+/// A hang: what the job was waiting for when its progress stopped.
+#[derive(Serialize, Clone, Debug)]
+pub struct HangJson {
+    /// `first collective`.
+    pub waiting_for: String,
+    /// The marker that says it was waiting (`bar_at_zero`: a progress bar drawn at 0 after
+    /// NCCL initialized its communicators, nothing after it).
+    pub evidence: String,
 }
 
 /// A sustained slowdown, as measured.
