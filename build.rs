@@ -15,14 +15,16 @@ use std::path::{Path, PathBuf};
 mod regex_gate;
 
 /// The data files whose `[[recognizer]]` regexes are built in (see [`write_regex_gates`]).
-const RECOGNIZER_FILES: [&str; 4] = ["recognizers", "jobs", "verbs", "ntstatus"];
+const RECOGNIZER_FILES: [&str; 5] = ["recognizers", "jobs", "verbs", "ntstatus", "versions"];
 
 /// The data files embedded, by stem (`data/STEM.toml` → `OUT_DIR/STEM.json`).
-const FILES: [&str; 7] = [
+const FILES: [&str; 9] = [
     "recognizers",
     "jobs",
     "verbs",
     "ntstatus",
+    "versions",
+    "known-issues",
     "catalog",
     "rules",
     "nvrm",

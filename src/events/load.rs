@@ -60,6 +60,7 @@ pub(super) fn builtin_files() -> &'static [RecognizerFile] {
             (embedded::JOBS, "data/jobs.toml"),
             (embedded::VERBS, "data/verbs.toml"),
             (embedded::NTSTATUS, "data/ntstatus.toml"),
+            (embedded::VERSIONS, "data/versions.toml"),
         ]
         .iter()
         .map(|(json, what)| embedded::load(json, what))

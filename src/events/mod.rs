@@ -16,6 +16,7 @@ mod needles;
 pub mod ntstatus;
 pub mod nvrm;
 mod prefilter;
+mod probe;
 pub mod reach;
 mod record;
 #[cfg(test)]
@@ -45,9 +46,14 @@ pub const BUILTIN_JOB_RECOGNIZERS: &str = include_str!("../../data/jobs.toml");
 
 /// Every built-in recognizer file as written, in load order (a run reads the form the build
 /// embedded, see `build.rs`).
-pub const BUILTIN_FILES: [&str; 4] = [
+pub const BUILTIN_FILES: [&str; 5] = [
     BUILTIN_RECOGNIZERS,
     BUILTIN_JOB_RECOGNIZERS,
     verbs::BUILTIN_VERBS,
     ntstatus::BUILTIN_NTSTATUS,
+    BUILTIN_VERSIONS,
 ];
+
+/// The version lines (driver, CUDA, NCCL, fabric manager, kernel) and the lines of the known
+/// issues no other recognizer reads, as shipped (see `data/known-issues.toml`).
+pub const BUILTIN_VERSIONS: &str = include_str!("../../data/versions.toml");

@@ -76,6 +76,7 @@ pub fn crowded() -> Report {
             counts: BTreeMap::new(),
             missing_data: vec![],
             slowdown: None,
+            known_issues: vec![],
         }],
         events,
         verdict: VerdictJson {
@@ -86,6 +87,7 @@ pub fn crowded() -> Report {
         gpus: vec![],
         job: None,
         notes: vec![],
+        known_issues: vec![],
         accounting: Default::default(),
     }
 }

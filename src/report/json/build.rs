@@ -77,7 +77,15 @@ pub fn build_taking(a: &mut Analysis, catalog: &Catalog) -> Report {
 /// The report without its event list.
 pub(super) fn build_rest(a: &Analysis) -> Report {
     let inputs = inputs_json(a);
-    let incidents: Vec<IncidentJson> = a.incidents.iter().map(|i| incident_json(a, i)).collect();
+    let incidents: Vec<IncidentJson> = a
+        .incidents
+        .iter()
+        .enumerate()
+        .map(|(at, i)| IncidentJson {
+            known_issues: super::known::of_incident(a, at),
+            ..incident_json(a, i)
+        })
+        .collect();
     // the GPU of each incident's primary fault
     let suspects: Vec<(Option<String>, String)> = a
         .incidents
@@ -108,6 +116,7 @@ pub(super) fn build_rest(a: &Analysis) -> Report {
         gpus,
         job,
         notes,
+        known_issues: super::known::unattached(a),
         accounting,
     }
 }
@@ -191,6 +200,7 @@ fn incident_json(a: &Analysis, inc: &crate::incidents::Incident) -> IncidentJson
         counts: inc.counts.clone(),
         missing_data: inc.missing.clone(),
         slowdown: inc.slowdown.as_ref().map(slowdown_json),
+        known_issues: Vec::new(),
     }
 }
 
