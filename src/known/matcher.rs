@@ -373,3 +373,23 @@ pub(super) fn finding(m: &KnownMatch, events: &[Event]) -> Incident {
         slowdown: None,
     }
 }
+
+/// The version of `hf` that entry `k`'s range holds, if any (products permitting): a node whose
+/// versions an entry affects, whether or not its line was seen. Entries about every version
+/// (`*`) and version rules flag nothing.
+pub fn affects(k: &Known, hf: &HostFacts) -> Option<String> {
+    let e = &k.entry;
+    if e.rule.is_some() || e.affected.trim().is_empty() || e.affected.trim() == "*" {
+        return None;
+    }
+    if let Some(p) = &k.products {
+        if !hf.products.iter().any(|n| p.is_match(n)) {
+            return None;
+        }
+    }
+    let of = k.version_of();
+    let f = hf.versions.get(of)?;
+    k.range
+        .contains(&f.version)
+        .then(|| format!("{of} {}", f.text))
+}

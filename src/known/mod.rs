@@ -7,6 +7,7 @@
 pub mod facts;
 pub mod matcher;
 mod rules;
+pub mod selftest;
 pub mod version;
 
 use crate::model::Layer;

@@ -70,7 +70,7 @@ pub(super) fn version_rules(
 }
 
 /// The versions that break rule `k` on one host, as shown, and the facts used.
-fn broken(k: &Known, set: &KnownSet, hf: &HostFacts) -> Option<(String, Vec<Fact>)> {
+pub(super) fn broken(k: &Known, set: &KnownSet, hf: &HostFacts) -> Option<(String, Vec<Fact>)> {
     match k.entry.rule.as_deref()? {
         "same_version" => {
             let [a, b] = k.entry.differ.as_slice() else {

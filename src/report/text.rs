@@ -63,6 +63,13 @@ pub fn render(r: &Report) -> String {
     for inc in &r.incidents {
         incident(&mut o, r, inc);
     }
+    if !r.known_issues.is_empty() {
+        let _ = writeln!(o, "Outside the incidents:");
+        o.push_str(&super::known::text(&r.known_issues, "  ", &|s| {
+            t(s).into_owned()
+        }));
+        let _ = writeln!(o);
+    }
     if let Some(j) = &r.job {
         job(&mut o, j);
     }
@@ -162,6 +169,9 @@ fn incident(o: &mut String, r: &Report, inc: &super::json::IncidentJson) {
         inc.root_cause.responsibility
     );
     let _ = writeln!(o, "  {}", t(&inc.root_cause.summary));
+    o.push_str(&super::known::text(&inc.known_issues, "  ", &|s| {
+        t(s).into_owned()
+    }));
     if let Some(sd) = &inc.slowdown {
         slowdown_lines(o, sd);
     }
