@@ -160,6 +160,8 @@ pub struct Analysis {
     pub filter: Option<timeline::filter::FilterOutcome>,
     /// The known issues matched (each names the incident it joined, if any).
     pub known: Vec<known::KnownMatch>,
+    /// The hosts whose versions a known issue's range holds, fired or not.
+    pub known_affected: Vec<known::Affected>,
 }
 
 impl Analysis {
@@ -269,6 +271,7 @@ fn finish(
     incidents::add_driver_drift(&mut incidents, &tl.events, &k.rules.drift);
     incidents::add_nic_gpus(&mut incidents, &tl.events, &inputs);
     let known = known::apply(&tl.events, &inputs, &mut incidents, &k.known);
+    let known_affected = known::affected(&tl.events, &inputs, &k.known);
     if let Some(j) = job.as_mut() {
         // work is lost when a job stops, not when it only slows down
         let fault = incidents::top(&incidents)
@@ -289,6 +292,7 @@ fn finish(
         identities: tl.identities,
         filter,
         known,
+        known_affected,
     }
 }
 

@@ -290,6 +290,7 @@ fn strengthen(inc: &mut Incident, m: &KnownMatch, set: &KnownSet) {
         inc.alternatives.retain(|a| a.layer != layer);
         inc.layer = layer;
         inc.confidence = inc.confidence.max(0.7);
+        inc.responsibility = "operator".to_string();
     }
     let gain = if m.status == Status::Confirmed {
         0.15
@@ -392,4 +393,40 @@ pub fn affects(k: &Known, hf: &HostFacts) -> Option<String> {
     k.range
         .contains(&f.version)
         .then(|| format!("{of} {}", f.text))
+}
+
+/// A host whose versions an entry's range holds.
+#[derive(Clone, Debug)]
+pub struct Affected {
+    /// Host (`None`: not named).
+    pub host: Option<String>,
+    /// Entry id.
+    pub id: String,
+    /// The version read (`driver 525.85.12`).
+    pub version: String,
+}
+
+/// Every host's versions against every entry's range: the nodes an entry affects, whether or
+/// not its line was seen.
+pub fn affected(
+    events: &[Event],
+    inputs: &[crate::pipeline::InputResult],
+    set: &KnownSet,
+) -> Vec<Affected> {
+    let facts = super::facts::gather(events, inputs);
+    let mut out = Vec::new();
+    for h in facts.0.keys() {
+        let host = (!h.is_empty()).then(|| h.clone());
+        let hf = facts.of(host.as_deref());
+        for k in &set.entries {
+            if let Some(version) = affects(k, &hf) {
+                out.push(Affected {
+                    host: host.clone(),
+                    id: k.entry.id.clone(),
+                    version,
+                });
+            }
+        }
+    }
+    out
 }

@@ -4,6 +4,7 @@
 //! [`facts`] reads the versions the inputs name, [`matcher`] names the entries an analysis
 //! matches (on its incidents, or on their own: a version incompatibility is a finding).
 
+pub mod explain;
 pub mod facts;
 pub mod matcher;
 mod rules;
@@ -15,7 +16,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use version::Range;
 
-pub use matcher::{apply, KnownMatch, Status};
+pub use matcher::{affected, apply, Affected, KnownMatch, Status};
 
 /// One published issue or version rule.
 #[derive(Clone, Debug, Deserialize)]
