@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 mod regex_gate;
 
 /// The data files whose `[[recognizer]]` regexes are built in (see [`write_regex_gates`]).
-const RECOGNIZER_FILES: [&str; 8] = [
+const RECOGNIZER_FILES: [&str; 9] = [
     "recognizers",
     "jobs",
     "progress",
@@ -24,10 +24,11 @@ const RECOGNIZER_FILES: [&str; 8] = [
     "cuda",
     "nvml",
     "stack",
+    "versions",
 ];
 
 /// The data files embedded, by stem (`data/STEM.toml` → `OUT_DIR/STEM.json`).
-const FILES: [&str; 11] = [
+const FILES: [&str; 13] = [
     "recognizers",
     "jobs",
     "progress",
@@ -36,6 +37,8 @@ const FILES: [&str; 11] = [
     "cuda",
     "nvml",
     "stack",
+    "versions",
+    "known-issues",
     "catalog",
     "rules",
     "nvrm",

@@ -29,6 +29,10 @@ pub(crate) const CATALOG: &str = include_str!(concat!(env!("OUT_DIR"), "/catalog
 pub(crate) const RULES: &str = include_str!(concat!(env!("OUT_DIR"), "/rules.json"));
 /// `data/nvrm.toml` as JSON.
 pub(crate) const NVRM: &str = include_str!(concat!(env!("OUT_DIR"), "/nvrm.json"));
+/// `data/versions.toml` as JSON.
+pub(crate) const VERSIONS: &str = include_str!(concat!(env!("OUT_DIR"), "/versions.json"));
+/// `data/known-issues.toml` as JSON.
+pub(crate) const KNOWN: &str = include_str!(concat!(env!("OUT_DIR"), "/known-issues.json"));
 /// The `[samples, rejects]` of every built-in recognizer, per recognizer file in load order and
 /// per recognizer in file order: taken out of the files above, since only the self-test reads
 /// them.
@@ -98,6 +102,8 @@ mod tests {
         same_recognizers(CUDA, events::cuda::BUILTIN_CUDA, "cuda", 5);
         same_recognizers(NVML, events::nvml::BUILTIN_NVML, "nvml", 6);
         same_recognizers(STACK, events::BUILTIN_STACK_RECOGNIZERS, "stack", 7);
+        same_recognizers(VERSIONS, events::BUILTIN_VERSIONS, "versions", 8);
+        same::<crate::known::KnownFile>(KNOWN, crate::known::BUILTIN_KNOWN, "known issues");
         same::<crate::catalog::CatalogFile>(CATALOG, crate::catalog::BUILTIN_CATALOG, "catalog");
         same::<crate::rules::RulesFile>(RULES, crate::rules::BUILTIN_RULES, "rules");
         same::<events::nvrm::NvrmFile>(NVRM, events::nvrm::BUILTIN_NVRM, "nvrm");

@@ -16,6 +16,7 @@ pub mod ids;
 pub mod incidents;
 pub mod input;
 pub mod job;
+pub mod known;
 pub mod model;
 pub mod pipeline;
 pub mod read;
@@ -63,6 +64,8 @@ pub struct Knowledge {
     pub catalog: std::borrow::Cow<'static, Catalog>,
     /// Rules.
     pub rules: RuleSet,
+    /// Known issues (published bugs and version rules).
+    pub known: known::KnownSet,
 }
 
 impl Knowledge {
@@ -71,6 +74,7 @@ impl Knowledge {
     pub fn load(user_files: &[String]) -> anyhow::Result<Knowledge> {
         let mut recog_extra = Vec::new();
         let mut rule_extra = Vec::new();
+        let mut known_extra = Vec::new();
         let mut catalog = std::borrow::Cow::Borrowed(Catalog::builtin_ref());
         for text in user_files {
             let value: toml::Table = toml::from_str(text)?;
@@ -96,6 +100,9 @@ impl Knowledge {
             ])? {
                 rule_extra.push(s);
             }
+            if let Some(s) = pick(&["known_issue", "version_hint", "cuda_driver"])? {
+                known_extra.push(s);
+            }
             if let Some(s) = pick(&["xid", "sxid", "kind", "dcgm", "meta", "range", "layer"])? {
                 catalog.to_mut().overlay(&s)?;
             }
@@ -116,6 +123,9 @@ impl Knowledge {
                 "meta",
                 "range",
                 "layer",
+                "known_issue",
+                "version_hint",
+                "cuda_driver",
             ];
             if let Some(k) = value.keys().find(|k| !known.contains(&k.as_str())) {
                 anyhow::bail!("unknown table `{k}` in a rules file");
@@ -125,6 +135,7 @@ impl Knowledge {
             recognizers: RecognizerSet::load(&recog_extra)?,
             catalog,
             rules: RuleSet::load(&rule_extra)?,
+            known: known::KnownSet::load(&known_extra)?,
         })
     }
 }
@@ -147,6 +158,10 @@ pub struct Analysis {
     pub identities: std::collections::BTreeMap<(String, String), (Option<String>, Option<String>)>,
     /// What the filters of [`Options::filter`] kept, when any was given.
     pub filter: Option<timeline::filter::FilterOutcome>,
+    /// The known issues matched (each names the incident it joined, if any).
+    pub known: Vec<known::KnownMatch>,
+    /// The hosts whose versions a known issue's range holds, fired or not.
+    pub known_affected: Vec<known::Affected>,
 }
 
 impl Analysis {
@@ -256,6 +271,8 @@ fn finish(
     hang_incidents(&tl.events, &mut incidents);
     incidents::add_driver_drift(&mut incidents, &tl.events, &k.rules.drift);
     incidents::add_nic_gpus(&mut incidents, &tl.events, &inputs);
+    let known = known::apply(&tl.events, &inputs, &mut incidents, &k.known);
+    let known_affected = known::affected(&tl.events, &inputs, &k.known);
     if let Some(j) = job.as_mut() {
         // work is lost when a job stops, not when it only slows down
         let fault = incidents::top(&incidents)
@@ -275,6 +292,8 @@ fn finish(
         job,
         identities: tl.identities,
         filter,
+        known,
+        known_affected,
     }
 }
 

@@ -134,7 +134,11 @@ fn later_real_public_cases_meet_their_expectations_or_are_listed() {
             dirs.len(),
             dirs.len() - failing,
             failing,
-            if gated { "" } else { " (a new release, not gated: add it to GATED_RELEASES)" }
+            if gated {
+                ""
+            } else {
+                " (a new release, not gated: add it to GATED_RELEASES)"
+            }
         );
         for s in &still {
             eprintln!("  known failure {s}");

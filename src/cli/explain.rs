@@ -15,7 +15,8 @@ pub(super) struct ExplainArgs {
     /// What to explain: nothing (the families), a family (`xid`, `sxid`, `dcgm`, `kind`,
     /// `layer`: every entry), or one entry: `79`, `xid79`, `"Xid 79"`, `sxid 20034`,
     /// `dcgm DCGM_FR_XID_ERROR`, `kind hung_task`, `layer interconnect` (`prefilter` lists the
-    /// literals of the line prefilter).
+    /// literals of the line prefilter; `known-issues [COMPONENT] [VERSION]` the published bugs
+    /// and version rules, e.g. `known-issues driver 550.54.14`).
     words: Vec<String>,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
@@ -32,6 +33,9 @@ pub(super) fn run_explain(a: ExplainArgs) -> ExitCode {
             }
         };
     }
+    if a.words.first().map(String::as_str) == Some("known-issues") {
+        return known_issues(&a.words[1..], a.format);
+    }
     let catalog = faultline::catalog::Catalog::builtin_ref();
     let answer = faultline::explain::parse(&a.words).and_then(|q| match a.format {
         ExplainFormat::Text => faultline::explain::text(catalog, &q),
@@ -43,6 +47,32 @@ pub(super) fn run_explain(a: ExplainArgs) -> ExitCode {
     });
     match answer {
         Ok(t) => print_stdout(t.as_bytes()),
+        Err(why) => {
+            eprintln!("faultline: {}", faultline::report::terminal_safe(&why));
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `explain known-issues [COMPONENT] [VERSION]`.
+fn known_issues(words: &[String], format: ExplainFormat) -> ExitCode {
+    use faultline::known::{explain, KnownSet};
+    let answer = KnownSet::load(&[])
+        .map_err(|e| e.to_string())
+        .and_then(|set| match format {
+            ExplainFormat::Text => explain::text(&set, words),
+            ExplainFormat::Json => explain::json(&set, words)
+                .map(|v| format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default())),
+        });
+    match answer {
+        Ok(t) => {
+            // each line escaped on its own: the line breaks are ours
+            let safe: String = t
+                .lines()
+                .map(|l| format!("{}\n", faultline::report::terminal_safe(l)))
+                .collect();
+            print_stdout(safe.as_bytes())
+        }
         Err(why) => {
             eprintln!("faultline: {}", faultline::report::terminal_safe(&why));
             ExitCode::from(2)

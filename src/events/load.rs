@@ -67,6 +67,7 @@ pub(super) fn builtin_files() -> &'static [RecognizerFile] {
             (embedded::CUDA, "data/cuda.toml"),
             (embedded::NVML, "data/nvml.toml"),
             (embedded::STACK, "data/stack.toml"),
+            (embedded::VERSIONS, "data/versions.toml"),
         ]
         .iter()
         .map(|(json, what)| embedded::load(json, what))

@@ -19,6 +19,7 @@ pub mod ntstatus;
 pub mod nvml;
 pub mod nvrm;
 mod prefilter;
+mod probe;
 pub mod reach;
 mod record;
 #[cfg(test)]
@@ -58,7 +59,7 @@ pub const BUILTIN_STACK_RECOGNIZERS: &str = include_str!("../../data/stack.toml"
 
 /// Every built-in recognizer file as written, in load order (a run reads the form the build
 /// embedded, see `build.rs`).
-pub const BUILTIN_FILES: [&str; 8] = [
+pub const BUILTIN_FILES: [&str; 9] = [
     BUILTIN_RECOGNIZERS,
     BUILTIN_JOB_RECOGNIZERS,
     BUILTIN_PROGRESS_RECOGNIZERS,
@@ -67,4 +68,9 @@ pub const BUILTIN_FILES: [&str; 8] = [
     cuda::BUILTIN_CUDA,
     nvml::BUILTIN_NVML,
     BUILTIN_STACK_RECOGNIZERS,
+    BUILTIN_VERSIONS,
 ];
+
+/// The version lines (driver, CUDA, NCCL, fabric manager, kernel) and the lines of the known
+/// issues no other recognizer reads, as shipped (see `data/known-issues.toml`).
+pub const BUILTIN_VERSIONS: &str = include_str!("../../data/versions.toml");

@@ -141,6 +141,13 @@ pub struct BundleLine {
     /// Nothing in the bundle could be read, or its analysis failed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unreadable: bool,
+    /// Known issues matched (entry ids, see `faultline explain known-issues`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub known_issues: Vec<String>,
+    /// Known issues whose affected versions this bundle runs, whether or not they fired
+    /// (`id: version`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub affected_by: Vec<String>,
 }
 
 impl BundleLine {
@@ -170,6 +177,8 @@ impl BundleLine {
             bytes: 0,
             disk_bytes: b.disk_bytes,
             unreadable: true,
+            known_issues: Vec::new(),
+            affected_by: Vec::new(),
         }
     }
 }
@@ -391,6 +400,20 @@ pub fn build(b: &Bundle, a: &Analysis, rep: &Report) -> BundleLine {
         bytes: a.inputs.iter().map(|i| i.bytes).sum(),
         disk_bytes: b.disk_bytes,
         unreadable: a.nothing_read() || (a.inputs.is_empty() && !b.files.is_empty()),
+        known_issues: a
+            .known
+            .iter()
+            .map(|m| m.id.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect(),
+        affected_by: a
+            .known_affected
+            .iter()
+            .map(|x| format!("{}: {}", x.id, x.version))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect(),
     }
 }
 

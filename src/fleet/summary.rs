@@ -117,6 +117,20 @@ pub struct DriverStat {
     pub layer_clusters: Vec<String>,
 }
 
+/// One known issue across the fleet.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct KnownCount {
+    /// Entry id.
+    pub id: String,
+    /// Bundles where it matched.
+    pub matched: u64,
+    /// Bundles whose versions it affects (fired or not).
+    pub affected: u64,
+    /// Hosts whose versions it affects and where it did not fire: the nodes to upgrade before
+    /// it does (at most 20, sorted).
+    pub exposed_hosts: Vec<String>,
+}
+
 /// The `faultline/fleet/v1` line.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct FleetSummary {
@@ -162,6 +176,9 @@ pub struct FleetSummary {
     pub drivers: Vec<DriverStat>,
     /// Bundles that name no driver version.
     pub drivers_unknown: u64,
+    /// Known issues matched or whose versions some bundle runs, most matched first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub known_issues: Vec<KnownCount>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -513,5 +530,40 @@ pub fn fold(lines: &[BundleLine]) -> FleetSummary {
         nodes: nodes(&lines, &per_host),
         drivers,
         drivers_unknown,
+        known_issues: known_counts(&lines),
     }
+}
+
+/// Bundles per matched known issue, and the hosts its versions expose where it did not fire.
+fn known_counts(lines: &[&BundleLine]) -> Vec<KnownCount> {
+    let mut map: BTreeMap<String, (u64, u64, BTreeSet<String>)> = BTreeMap::new();
+    for l in lines {
+        for id in &l.known_issues {
+            map.entry(id.clone()).or_default().0 += 1;
+        }
+        for a in &l.affected_by {
+            let id = a.split(':').next().unwrap_or(a).to_string();
+            let e = map.entry(id.clone()).or_default();
+            e.1 += 1;
+            if !l.known_issues.contains(&id) {
+                e.2.insert(l.host.clone().unwrap_or_else(|| l.bundle.clone()));
+            }
+        }
+    }
+    let mut out: Vec<KnownCount> = map
+        .into_iter()
+        .map(|(id, (matched, affected, hosts))| KnownCount {
+            id,
+            matched,
+            affected,
+            exposed_hosts: hosts.into_iter().take(20).collect(),
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.matched
+            .cmp(&a.matched)
+            .then(b.affected.cmp(&a.affected))
+            .then(a.id.cmp(&b.id))
+    });
+    out
 }

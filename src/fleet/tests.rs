@@ -43,6 +43,8 @@ fn line(bundle: &str, host: &str, driver: &str, layer: &str, gpu: Option<GpuLine
         bytes: 1,
         disk_bytes: 1,
         unreadable: false,
+        known_issues: vec![],
+        affected_by: vec![],
     }
 }
 

@@ -125,7 +125,33 @@ pub fn render_summary(f: &FleetSummary, lines: &[BundleLine]) -> String {
     layers_and_codes(&mut s, f);
     offenders(&mut s, f);
     drivers(&mut s, f);
+    known(&mut s, f);
     s
+}
+
+/// The known issues matched per bundle, and the hosts their versions expose.
+fn known(s: &mut String, f: &FleetSummary) {
+    if f.known_issues.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "\nKnown issues (bundles matched, bundles on affected versions):"
+    );
+    for k in &f.known_issues {
+        let exposed = if k.exposed_hosts.is_empty() {
+            String::new()
+        } else {
+            format!("  not fired yet on: {}", t(&k.exposed_hosts.join(", ")))
+        };
+        let _ = writeln!(
+            s,
+            "  {:<44} {:>6} {:>6}{exposed}",
+            t(&k.id),
+            k.matched,
+            k.affected
+        );
+    }
 }
 
 /// The root-cause layers and the most frequent codes, with their counts.

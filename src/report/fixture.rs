@@ -77,6 +77,7 @@ pub fn crowded() -> Report {
             missing_data: vec![],
             slowdown: None,
             hang: None,
+            known_issues: vec![],
         }],
         events,
         verdict: VerdictJson {
@@ -87,6 +88,7 @@ pub fn crowded() -> Report {
         gpus: vec![],
         job: None,
         notes: vec![],
+        known_issues: vec![],
         accounting: Default::default(),
     }
 }

@@ -158,6 +158,7 @@ pub fn render(r: &Report, catalog: &Catalog) -> String {
     for inc in &r.incidents {
         incident(&p, r, inc, &events, catalog, &mut o);
     }
+    o.push_str(&super::known::html(&r.known_issues, "h3", &|s| p.t(s)));
     let _ = writeln!(o, "</section>");
     sections::suspect_gpus(&p, r, &mut o);
     sections::job(&p, r, &events, &mut o);
@@ -311,6 +312,7 @@ fn incident(
     }
     sections::chain(p, r, inc, events, o);
     evidence(p, inc, events, catalog, o);
+    o.push_str(&super::known::html(&inc.known_issues, "h4", &|s| p.t(s)));
     alternatives(p, inc, o);
     if !inc.missing_data.is_empty() {
         let _ = writeln!(o, "<h4>Missing data that would settle it</h4>\n<ul>");

@@ -38,6 +38,9 @@ pub fn render(r: &Report, catalog: &Catalog) -> String {
     for inc in &r.incidents {
         incident(m, r, inc, &events, catalog, &mut o);
     }
+    o.push_str(&super::known::markdown(&r.known_issues, "##", &|s| {
+        m.text(s)
+    }));
     sections::suspect_gpus(m, r, &mut o);
     sections::job(m, r, &events, &mut o);
     sections::inputs(m, r, &mut o);
@@ -261,6 +264,9 @@ fn incident(
     }
     chain(m, r, inc, events, o);
     evidence(m, inc, events, catalog, o);
+    o.push_str(&super::known::markdown(&inc.known_issues, "####", &|s| {
+        m.text(s)
+    }));
     alternatives(m, inc, o);
     missing_and_actions(m, inc, o);
 }

@@ -6,6 +6,7 @@
 mod fixture;
 pub mod html;
 pub mod json;
+pub mod known;
 pub mod markdown;
 pub mod postmortem;
 mod terminal;

@@ -56,6 +56,13 @@ pub fn render_with(r: &Report, verbose: bool) -> String {
     for inc in first.chain(rest) {
         incident(&mut o, r, inc, &events, verbose);
     }
+    if !r.known_issues.is_empty() {
+        let _ = writeln!(o, "Outside the incidents:");
+        o.push_str(&super::known::text(&r.known_issues, "  ", &|s| {
+            t(s).into_owned()
+        }));
+        let _ = writeln!(o);
+    }
     if let Some(j) = &r.job {
         job(&mut o, j);
     }
@@ -142,6 +149,9 @@ fn incident(
     scope(o, inc);
     chain(o, r, inc, events, &date);
     evidence(o, inc, events, verbose);
+    o.push_str(&super::known::text(&inc.known_issues, "  ", &|s| {
+        t(s).into_owned()
+    }));
     for a in &inc.alternatives {
         let _ = writeln!(
             o,

@@ -81,7 +81,15 @@ pub fn build_taking(a: &mut Analysis, catalog: &Catalog) -> Report {
 /// The report without its event list.
 pub(super) fn build_rest(a: &Analysis) -> Report {
     let inputs = inputs_json(a);
-    let incidents: Vec<IncidentJson> = a.incidents.iter().map(|i| incident_json(a, i)).collect();
+    let incidents: Vec<IncidentJson> = a
+        .incidents
+        .iter()
+        .enumerate()
+        .map(|(at, i)| IncidentJson {
+            known_issues: super::known::of_incident(a, at),
+            ..incident_json(a, i)
+        })
+        .collect();
     // the GPU of each incident's primary fault
     let suspects: Vec<(Option<String>, String)> = a
         .incidents
@@ -112,6 +120,7 @@ pub(super) fn build_rest(a: &Analysis) -> Report {
         gpus,
         job,
         notes,
+        known_issues: super::known::unattached(a),
         accounting,
     }
 }
@@ -201,6 +210,7 @@ fn incident_json(a: &Analysis, inc: &crate::incidents::Incident) -> IncidentJson
             waiting_for: h.waiting_for.clone(),
             evidence: h.evidence.clone(),
         }),
+        known_issues: Vec::new(),
     }
 }
 

@@ -11,6 +11,7 @@ use serde::Serialize;
 mod accounting;
 mod build;
 mod inventory;
+mod known;
 mod pretty;
 mod view;
 mod write;
@@ -244,6 +245,9 @@ pub struct IncidentJson {
     /// For kind `hang`: what the job was waiting for and the marker that says so.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hang: Option<HangJson>,
+    /// Published bugs and version rules this incident matches (`data/known-issues.toml`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub known_issues: Vec<KnownIssueJson>,
 }
 
 /// A hang: what the job was waiting for when its progress stopped.
@@ -254,6 +258,37 @@ pub struct HangJson {
     /// The marker that says it was waiting (`bar_at_zero`: a progress bar drawn at 0 after
     /// NCCL initialized its communicators, nothing after it).
     pub evidence: String,
+}
+
+/// A known issue matched: the published bug or version rule, and what matched it.
+#[derive(Serialize, Clone, Debug)]
+pub struct KnownIssueJson {
+    /// Entry id.
+    pub id: String,
+    /// driver | gsp_firmware | fabric_manager | cuda | nccl | container_toolkit | kernel.
+    pub component: String,
+    /// What goes wrong.
+    pub summary: String,
+    /// The versions affected.
+    pub affected: String,
+    /// The first version with the fix.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fixed_in: Option<String>,
+    /// Where it is published.
+    pub source: String,
+    /// confirmed (line and version read) | probable (no version in the inputs) | incompatible
+    /// (versions that break a version rule).
+    pub status: &'static str,
+    /// The version read, or why none was.
+    pub version: String,
+    /// Where the version was read (`path:line`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version_source: Option<String>,
+    /// What to do until the fix.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workaround: Option<String>,
+    /// The events that match (the line, then the version line).
+    pub evidence: Vec<String>,
 }
 
 /// A sustained slowdown, as measured.
@@ -447,6 +482,9 @@ pub struct Report {
     pub job: Option<JobJson>,
     /// Warnings not tied to one input, and clock notes.
     pub notes: Vec<String>,
+    /// Known issues matched outside any incident (a message known to be harmless, a version
+    /// rule read from a dump).
+    pub known_issues: Vec<KnownIssueJson>,
     /// What was read, recognized and skipped, over all inputs.
     pub accounting: AccountingJson,
 }

@@ -65,6 +65,9 @@ fn report_fields<F: Fields>(
     if !r.notes.is_empty() {
         f.field("notes", &r.notes)?;
     }
+    if !r.known_issues.is_empty() {
+        f.field("known_issues", &r.known_issues)?;
+    }
     f.field("accounting", &r.accounting)
 }
 
