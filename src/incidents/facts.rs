@@ -48,6 +48,8 @@ pub(super) struct RuleFacts<'a> {
     units: Option<FastMap<UnitKey<'a>, usize>>,
     /// Per host: sorted times of the events that fit `preceded_by`.
     causes: Option<FastMap<Option<&'a str>, Vec<i64>>>,
+    /// The hosts with an event of `with_state`'s kinds (`None`: an event that names no host).
+    states: Option<FastMap<Option<&'a str>, ()>>,
 }
 
 impl<'a> Facts<'a> {
@@ -213,7 +215,7 @@ impl<'a> Facts<'a> {
                 return false;
             }
         }
-        if !m.with_state.is_empty() && !self.state_on_host(&m.with_state, e) {
+        if !m.with_state.is_empty() && !self.state_on_host(&m.with_state, rf, e) {
             return false;
         }
         match m.fact.as_deref() {
@@ -226,11 +228,19 @@ impl<'a> Facts<'a> {
 
     /// Whether an event of one of `kinds` lies anywhere in the inputs on `e`'s host (or names
     /// no host, or `e` names none).
-    fn state_on_host(&self, kinds: &[String], e: &Event) -> bool {
-        self.events.iter().any(|x| {
-            kinds.iter().any(|k| k == x.kind)
-                && (x.host.is_none() || e.host.is_none() || x.host == e.host)
-        })
+    fn state_on_host(&self, kinds: &[String], rf: &mut RuleFacts<'a>, e: &Event) -> bool {
+        let events = self.events;
+        let hosts = rf.states.get_or_insert_with(|| {
+            events
+                .iter()
+                .filter(|x| kinds.iter().any(|k| k == x.kind))
+                .map(|x| (x.host.as_deref(), ()))
+                .collect()
+        });
+        match e.host.as_deref() {
+            None => !hosts.is_empty(),
+            h => hosts.contains_key(&None) || hosts.contains_key(&h),
+        }
     }
 
     /// Distinct processes whose events fitting the rule name `e`'s GPU (same host) and its GPC
