@@ -313,6 +313,15 @@ fn scan_warnings(out: &ScanOutput, warnings: &mut Vec<String>) {
         ));
     }
     lost_anchor_warning(out, warnings);
+    let folded = out.folded_kinds();
+    if !folded.is_empty() {
+        warnings.push(format!(
+            "more than {} distinct host/code/GPU/rank keys of kind(s) {}: the events of the keys past a sample of {} (chosen by hash, the same on every run) were counted together, their first and last kept; counts stay exact",
+            scan::SAMPLED_KEYS,
+            folded.join(", "),
+            scan::SAMPLED_KEYS
+        ));
+    }
 }
 
 /// Says how many anchors in long lines recognizers could not read (their events may be lost).

@@ -374,6 +374,9 @@ impl Capped for Located {
         if self.draft.kind == "progress" {
             return None;
         }
+        if self.folded {
+            return Some(super::fold::folded_key(self.draft.kind));
+        }
         Some((
             self.host.as_deref(),
             self.draft.kind,

@@ -341,6 +341,8 @@ fn recall(
                     hash: t.hash_of(key),
                     suppressed: 0,
                     counted: false,
+                    sampled: false,
+                    folded: false,
                 }));
             }
             Recall::Counted
@@ -358,6 +360,14 @@ fn hold(out: &mut ScanOutput, set: &RecognizerSet, cap: u64, t: &tally::Tally, n
         return;
     }
     super::collapse_bursts(&mut out.events, set.nvrm_recognizers());
+    let kinds = |k: u32| t.keys()[k as usize].1;
+    if super::fold::fold(
+        &mut out.events,
+        (&mut out.deferred, &kinds),
+        &mut out.sample,
+    ) {
+        out.counts.clear();
+    }
     cap_joint(
         (&mut out.events, &mut out.deferred),
         t.keys(),

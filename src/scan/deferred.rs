@@ -56,6 +56,10 @@ pub(super) struct Stub {
     pub suppressed: u64,
     /// Counted in the events cap's counts of the holder (see [`Counts`]).
     pub counted: bool,
+    /// Offered to the budget of keys per kind (see [`super::fold`]).
+    pub sampled: bool,
+    /// Counted under its kind's key for keys past the budget (see [`super::fold`]).
+    pub folded: bool,
 }
 
 /// The events cap over `events` and `stubs` (both in line order; keys of stubs in `keys`) as one
@@ -147,6 +151,10 @@ fn joint_ids<'a>(
         .iter()
         .map(|o| match *o {
             Ok(i) => events[i].cap_key().map(|k| number(k, &mut map)),
+            Err(j) if stubs[j].folded => {
+                let kind = keys[stubs[j].key as usize].1;
+                Some(number(super::fold::folded_key(kind), &mut map))
+            }
             Err(j) => {
                 let k = stubs[j].key as usize;
                 if of_key[k] == u32::MAX {
@@ -301,6 +309,8 @@ fn rebuild(
             l.suppressed = st.suppressed;
             // counted as the stub it replaces: the same key
             l.counted = st.counted;
+            l.sampled = true;
+            l.folded = st.folded;
             kept.push(l);
         }
     }

@@ -7,6 +7,7 @@ mod candidate;
 mod cap;
 mod chunk;
 mod deferred;
+mod fold;
 mod found;
 pub mod journal_json;
 pub mod kreport;
@@ -20,6 +21,7 @@ mod tally;
 pub use account::{sampled, SAMPLE_HEAD, SAMPLE_PERIOD, SAMPLE_WINDOW};
 pub use bursts::collapse_bursts;
 pub use chunk::{memo_enabled, scan_buffer, scan_chunk};
+pub use fold::SAMPLED_KEYS;
 pub use output::MAX_PROGRESS_SAMPLES;
 
 use cap::FastSet;
@@ -73,6 +75,10 @@ pub struct Located {
     pub suppressed: u64,
     /// Counted in the events cap's counts of the list holding it (see [`cap::Counts`]).
     pub(crate) counted: bool,
+    /// Offered to the budget of keys per kind (see [`fold`]).
+    pub(crate) sampled: bool,
+    /// Counted under its kind's key for keys past the budget (see [`fold`]).
+    pub(crate) folded: bool,
 }
 
 impl Located {
@@ -95,6 +101,8 @@ impl Located {
             draft: d,
             suppressed: 0,
             counted: false,
+            sampled: false,
+            folded: false,
         }
     }
 }
@@ -135,6 +143,8 @@ pub struct ScanOutput {
     keys: Vec<deferred::OwnedKey>,
     /// The events cap's counts of the events and stubs counted so far.
     counts: cap::Counts,
+    /// The keys of each kind that keep a key of their own (see [`fold`]).
+    sample: fold::Sample,
     /// The events cap's counts of the attachments counted so far.
     attachment_counts: cap::Counts,
     /// The hosts met lately, each text held once (see [`ScanOutput::share_host`]).

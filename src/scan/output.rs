@@ -8,6 +8,15 @@ impl ScanOutput {
     /// Applies the events cap ([`cap_by_key`]) to the events (progress samples are never
     /// capped) and the attachments.
     pub fn cap(&mut self, cap: u64) {
+        let keys = &self.keys;
+        let kinds = |k: u32| keys[k as usize].1;
+        if super::fold::fold(
+            &mut self.events,
+            (&mut self.deferred, &kinds),
+            &mut self.sample,
+        ) {
+            self.counts.clear();
+        }
         cap_joint(
             (&mut self.events, &mut self.deferred),
             &self.keys,
@@ -24,6 +33,12 @@ impl ScanOutput {
     /// count over it, nothing deferred): capping them again would change nothing.
     pub fn events_within_cap(&self, cap: u64) -> bool {
         self.deferred.is_empty() && self.counts.within(cap) && self.events.iter().all(|e| e.counted)
+    }
+
+    /// The kinds with more distinct keys than the budget ([`super::SAMPLED_KEYS`]): the events
+    /// of their keys past it were counted together.
+    pub fn folded_kinds(&self) -> Vec<&'static str> {
+        self.sample.folded_kinds()
     }
 
     /// Total occurrences past the cap, over all events.
@@ -43,6 +58,7 @@ impl ScanOutput {
         self.attachments.reserve_exact(p.attachments.len());
         self.attachments.append(&mut p.attachments);
         self.append_stubs(&mut p, base);
+        self.sample.merge(std::mem::take(&mut p.sample));
         // what `p` counted is counted here now
         self.counts.merge(std::mem::take(&mut p.counts));
         self.attachment_counts

@@ -224,6 +224,8 @@ impl Tally {
                     hash: self.hashes[id],
                     suppressed: s.counted - 1,
                     counted: false,
+                    sampled: false,
+                    folded: false,
                 });
             }
         }

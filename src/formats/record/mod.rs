@@ -216,6 +216,8 @@ pub fn time_line(line: &[u8]) -> Option<(WallStamp, Scope)> {
     }
 }
 
+mod near;
+
 fn is_boundary(t: &[u8]) -> bool {
     t.is_empty() || (t.len() >= 8 && t.iter().all(|&c| c == b'-' || c == b'='))
 }
@@ -316,21 +318,29 @@ pub fn record_stamp(buf: &[u8], start: usize, end: usize) -> Option<RecordTime> 
             span,
         })
     };
-    let b = bounds(buf, start, end);
-    let span = (
-        b.before.last().map_or(start, |l| l.0),
-        b.after.last().map_or(end, |l| l.1),
-    );
+    let span_of = |b: &Bounds| {
+        (
+            b.before.last().map_or(start, |l| l.0),
+            b.after.last().map_or(end, |l| l.1),
+        )
+    };
     for l in buf[start..end].split(|&c| c == b'\n') {
         // a huge line is read up to the record cap, never whole
         let l = trim_cr(&l[..l.len().min(crate::scan::MAX_RECORD_BYTES)]);
-        if let Some((ws, Scope::Record)) = time_line(l) {
-            return found(ws, Scope::Record, span);
-        }
-        if let Some(ws) = json_time_anywhere(l) {
-            return found(ws, Scope::Record, span);
+        let own = match time_line(l) {
+            Some((ws, Scope::Record)) => Some(ws),
+            _ => json_time_anywhere(l),
+        };
+        if let Some(ws) = own {
+            return found(ws, Scope::Record, span_of(&bounds(buf, start, end)));
         }
     }
+    if near::plain_around(buf, start, end, RECORD_LINES) {
+        // no line the record could reach gives a time: the bounds would find none
+        return file_time(buf, start).and_then(|ws| found(ws, Scope::File, (start, end)));
+    }
+    let b = bounds(buf, start, end);
+    let span = span_of(&b);
     let near = b.before.iter().chain(&b.after).filter(|l| l.2);
     for &(ls, le, _) in near {
         let t = trim_cr(&buf[ls..le]).trim_ascii();
@@ -356,6 +366,7 @@ thread_local! {
 /// Forgets the last search for a file's time (a buffer's memory is reused for the next block).
 pub fn forget_file_time() {
     FILE_TIME.with(|m| m.set(None));
+    near::forget();
 }
 
 /// The file's time: the nearest line within [`HEADER_LINES`] before `start` whose time has the
