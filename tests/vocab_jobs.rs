@@ -19,13 +19,15 @@ enum Outcome {
     Nothing,
 }
 
-/// Floors, in percent of the rows that name an error: (table, specific+generic+benign, specific).
-const FLOORS: [(&str, u32, u32); 5] = [
-    ("nccl-warn-unfiltered.tsv", 100, 98),
-    ("ibverbs.tsv", 100, 100),
-    ("pytorch-c10d.tsv", 100, 52),
-    ("slurm.tsv", 100, 38),
-    ("launcher-exits.tsv", 100, 88),
+/// Floors, in percent of the rows that name an error: (table, specific+generic+benign, specific,
+/// specific among the rows at the levels the emitter prints by default). A benign row is a
+/// recorded decision: a `benign = "reason"` recognizer of the data claims it.
+const FLOORS: [(&str, u32, u32, u32); 5] = [
+    ("nccl-warn-unfiltered.tsv", 100, 98, 100),
+    ("ibverbs.tsv", 100, 100, 100),
+    ("pytorch-c10d.tsv", 100, 60, 100),
+    ("slurm.tsv", 100, 78, 91),
+    ("launcher-exits.tsv", 100, 88, 100),
 ];
 
 fn vocab_dir() -> Option<std::path::PathBuf> {
@@ -147,6 +149,8 @@ fn names_error(s: &str) -> bool {
 struct Tally {
     by_family: BTreeMap<String, [u32; 4]>,
     misses: Vec<String>,
+    /// Rows at the levels the emitter prints by default: (specific, all), when the table says.
+    printed: (u32, u32),
 }
 
 impl Tally {
@@ -154,7 +158,24 @@ impl Tally {
         Tally {
             by_family: BTreeMap::new(),
             misses: Vec::new(),
+            printed: (0, 0),
         }
+    }
+    fn add_printed(&mut self, printed: bool, o: Outcome) {
+        if printed {
+            self.printed.0 += u32::from(o == Outcome::Specific);
+            self.printed.1 += 1;
+        }
+    }
+    /// Specific rows among those at the levels printed by default, in percent (100 when the
+    /// table has no levels).
+    fn printed_specific(&self) -> u32 {
+        let (s, n) = self.printed;
+        if n == 0 {
+            return 100;
+        }
+        eprintln!("  rows at the levels printed by default: {n}, specific {s}");
+        s * 100 / n
     }
     fn add(&mut self, family: &str, o: Outcome, line: &str) {
         let slot = self.by_family.entry(family.to_string()).or_default();
@@ -406,10 +427,15 @@ fn slurm(set: &RecognizerSet, dir: &Path) -> Tally {
         } else {
             "slurmstepd"
         };
-        // error() and fatal() print their level; info(), verbose() and debug() do not
+        // error(), fatal() and the debug levels print their level (log.c pads `debug:` to the
+        // width of `debug2:`); info() and verbose() do not
         let level = match call.as_str() {
             "error" | "assignment" => "error: ",
             "fatal" => "fatal: ",
+            "debug" => "debug:  ",
+            "debug2" => "debug2: ",
+            "debug3" => "debug3: ",
+            "debug4" => "debug4: ",
             _ => "",
         };
         let filled = fmt
@@ -427,7 +453,15 @@ fn slurm(set: &RecognizerSet, dir: &Path) -> Tally {
             .replace("%s: %s %s:", "node01: task 3:")
             .replace("event%s", "events");
         let text = format!("{program}: {level}{}", render_with(&filled, "node01"));
-        t.add(slurm_family(fmt), outcome(set, &text), &text);
+        let o = outcome(set, &text);
+        t.add(slurm_family(fmt), o, &text);
+        // the levels slurmd, slurmstepd and srun print by default (SlurmdDebug=info, srun
+        // without -v prints info; verbose is srun -v): debug levels and debug flags are traces
+        let printed = matches!(
+            call.as_str(),
+            "error" | "assignment" | "fatal" | "info" | "verbose"
+        );
+        t.add_printed(printed, o);
     }
     t
 }
@@ -459,7 +493,7 @@ fn job_vocabularies_are_covered() {
     let k = Knowledge::load(&[]).expect("built-in knowledge loads");
     let set = &k.recognizers;
     let mut failures = Vec::new();
-    for (table, floor, floor_specific) in FLOORS {
+    for (table, floor, floor_specific, floor_printed) in FLOORS {
         let tally = match table {
             "nccl-warn-unfiltered.tsv" => nccl(set, &dir),
             "ibverbs.tsv" => verbs(set, &dir),
@@ -468,9 +502,10 @@ fn job_vocabularies_are_covered() {
             _ => slurm(set, &dir),
         };
         let (covered, specific) = tally.report(table);
-        if covered < floor || specific < floor_specific {
+        let printed = tally.printed_specific();
+        if covered < floor || specific < floor_specific || printed < floor_printed {
             failures.push(format!(
-                "{table}: covered {covered}% (floor {floor}%), specific {specific}% (floor {floor_specific}%)"
+                "{table}: covered {covered}% (floor {floor}%), specific {specific}% (floor {floor_specific}%), specific at printed levels {printed}% (floor {floor_printed}%)"
             ));
         }
     }

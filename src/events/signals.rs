@@ -58,12 +58,37 @@ pub fn from_code(table: &[Signal], code: i64) -> Option<&Signal> {
     }
 }
 
+/// Reads a `wait_status` detail (a `waitpid` status in hex, as srun prints it: `status=0x0100`)
+/// into the exit code (bits 8-15) or the signal (bits 0-6, bit 7 a core dump) when the draft has
+/// neither.
+fn wait_status(d: &mut Draft) {
+    let Some(v) = d.attrs.get("wait_status") else {
+        return;
+    };
+    let hex = v.trim_start_matches("0x").trim_start_matches("0X");
+    let Ok(status) = u32::from_str_radix(hex, 16) else {
+        return;
+    };
+    let signal = status & 0x7f;
+    if signal == 0 {
+        if d.code.is_none() {
+            d.code = Some(i64::from((status >> 8) & 0xff));
+        }
+    } else if !d.attrs.contains_key("signal") {
+        d.attrs.insert("signal", signal.to_string());
+        if status & 0x80 != 0 {
+            d.attrs.insert("core_dumped", "true".to_string());
+        }
+    }
+}
+
 /// Adds `signal`, `signal_number` and `signal_meaning` to a `process_exit` draft; a draft that
 /// reports its exit through a shell (`via = "shell"`) and has no code gets the shell's 128+N.
 pub fn annotate(table: &[Signal], d: &mut Draft) {
     if d.kind != "process_exit" || table.is_empty() {
         return;
     }
+    wait_status(d);
     let named = d.attrs.get("signal").and_then(|v| parse(table, v));
     let Some(s) = named.or_else(|| d.code.and_then(|c| from_code(table, c))) else {
         return;
@@ -93,6 +118,24 @@ mod tests {
             meaning: String::new(),
         })
         .collect()
+    }
+
+    #[test]
+    fn a_wait_status_names_the_code_or_the_signal() {
+        let t = table();
+        for (status, code, signal) in [
+            ("0x0100", Some(1), None),
+            ("0x0009", None, Some("SIGKILL")),
+            ("0x008b", None, Some("SIGSEGV")),
+            ("0xzz", None, None),
+        ] {
+            let mut d = Draft::new("process_exit");
+            d.attrs.insert("wait_status", status.to_string());
+            annotate(&t, &mut d);
+            assert_eq!(d.code, code, "{status}");
+            assert_eq!(d.attrs.get("signal"), signal, "{status}");
+            assert_eq!(d.attrs.contains_key("core_dumped"), status == "0x008b");
+        }
     }
 
     #[test]
