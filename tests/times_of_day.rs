@@ -108,6 +108,12 @@ fn a_log_that_passes_midnight_counts_the_next_day() {
     assert!(ev[0].get("day_in_file").is_none());
     assert_eq!(ev[1]["time_of_day"], "00:00:02");
     assert_eq!(ev[1]["day_in_file"], 1);
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("docs/schema/report.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let problems = common::schema::validate(&schema, &r);
+    assert!(problems.is_empty(), "{problems:?}");
     // dated, the second line falls on the next day
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("train.log");
