@@ -79,7 +79,7 @@ fn an_undated_trainer_log_is_ordered_by_its_times_of_day_and_says_so() {
         .contains(&of_kind(&r, "cuda_error")[0]["id"].clone()));
     assert!(r["notes"]
         .to_string()
-        .contains("carry only a time of day and nothing dates them"));
+        .contains("with only a time of day that nothing dates"));
     let (_, text, _) = run(&["analyze", "--format", "text", "-v", TRAIN]);
     assert!(text.contains("15:58:28, date unknown"), "{text}");
     let (_, md, _) = run(&["analyze", "--format", "markdown", TRAIN]);

@@ -192,7 +192,7 @@ pub(super) fn date_times_of_day(
                 ));
             }
             None => notes.push(format!(
-                "{}: {undated} line(s) carry only a time of day and nothing dates them: ordered within the file by that time (--date YYYY-MM-DD dates them)",
+                "{}: {undated} event(s) with only a time of day that nothing dates: ordered within the file by that time (--date YYYY-MM-DD dates them)",
                 r.path
             )),
         }
