@@ -74,7 +74,7 @@ fn time_of_day(i: &[u8]) -> IResult<&[u8], u64> {
 /// A time of day filling all of `b` (rich's time column, a bracket's inside).
 pub fn whole_time_of_day(b: &[u8]) -> Option<u64> {
     match time_of_day(b) {
-        Ok((rest, us)) if rest.is_empty() => Some(us),
+        Ok((&[], us)) => Some(us),
         _ => None,
     }
 }

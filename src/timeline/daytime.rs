@@ -160,16 +160,15 @@ pub(super) fn date_times_of_day(
     }
     let refs = host_logs(results);
     let captures = captures(results);
-    for k in 0..results.len() {
-        if !has_tod(&results[k]) {
+    for r in results.iter_mut() {
+        if !has_tod(r) {
             continue;
         }
-        let Some(last) = count_days(&mut results[k].events) else {
+        let Some(last) = count_days(&mut r.events) else {
             continue;
         };
-        let host = results[k].host.as_deref().map(short_host_str);
-        let chosen = external(opts, (k, host), last, (&refs, &captures));
-        let r = &mut results[k];
+        let host = r.host.as_deref().map(short_host_str);
+        let chosen = external(opts, (r.index, host), last, (&refs, &captures));
         let undated = r
             .events
             .iter()
@@ -349,7 +348,7 @@ mod tests {
         let at = |h: i64| h * 3_600_000_000;
         // 23:50 then 00:10: the next day
         assert_eq!(
-            nearest(10 * day + at(23), (H / 6) as u64),
+            nearest(10 * day + at(23), H / 6),
             11 * day + at(0) + at(1) / 6
         );
         // 15:00 then 14:59: the same day, a minute back
