@@ -77,6 +77,7 @@ fn fuzz_options() -> Options {
         rule_files: Vec::new(),
         time: faultline::timeline::TimeOptions {
             year: None,
+            date: None,
             tz_offset: None,
             zone: None,
             now: 1_767_225_600, // 2026-01-01T00:00:00Z

@@ -36,6 +36,10 @@ pub(super) struct AnalyzeArgs {
     /// Year for syslog stamps that carry none.
     #[arg(long)]
     year: Option<i32>,
+    /// The day (YYYY-MM-DD) a file whose lines print only a time of day (`[15:58:29] …`)
+    /// starts on, when no dated line of the file or of its host dates it.
+    #[arg(long, value_name = "YYYY-MM-DD", value_parser = super::common::parse_date)]
+    date: Option<i64>,
     /// Zone for stamps that carry none: `UTC`, `+08:00`, `-0500`, an IANA name
     /// (`Europe/Berlin`, `America/New_York`; daylight saving time followed) or an abbreviation
     /// (`CET`, `EST`, `PST`).
@@ -178,7 +182,7 @@ fn options(a: &AnalyzeArgs) -> Result<Options, ExitCode> {
     Ok(Options {
         paths: a.paths.clone(),
         rule_files: a.rules.clone(),
-        time: time_options(a.year, zone),
+        time: time_options(a.year, a.date, zone),
         limits: {
             faultline::input::set_follow_links(a.caps.follow_links);
             a.caps.limits()

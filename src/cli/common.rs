@@ -22,19 +22,40 @@ pub(super) fn parse_tz(s: Option<&str>) -> Result<Option<Zone>, ExitCode> {
     }
 }
 
-/// The time options of `--year` and `--tz`.
+/// The time options of `--year`, `--date` and `--tz`.
 pub(super) fn time_options(
     year: Option<i32>,
+    date: Option<i64>,
     zone: Option<Zone>,
 ) -> faultline::timeline::TimeOptions {
     faultline::timeline::TimeOptions {
         year,
+        date,
         tz_offset: match zone {
             Some(Zone::Fixed(o)) => Some(o),
             _ => None,
         },
         zone: zone.filter(|z| matches!(z, Zone::Named(_))),
         now: chrono::Utc::now().timestamp(),
+    }
+}
+
+/// `--date YYYY-MM-DD`: its midnight in seconds since the epoch (the date read as UTC).
+pub(super) fn parse_date(s: &str) -> Result<i64, String> {
+    let b = s.trim().as_bytes();
+    let (y, mo, d) = (
+        faultline::formats::time::digits(b, 4),
+        b.get(5..)
+            .and_then(|r| faultline::formats::time::digits(r, 2)),
+        b.get(8..)
+            .and_then(|r| faultline::formats::time::digits(r, 2)),
+    );
+    match (y, mo, d) {
+        (Some(y), Some(mo), Some(d)) if b.len() == 10 && b[4] == b'-' && b[7] == b'-' => {
+            faultline::formats::time::civil_secs(y as i32, mo, d, 0)
+                .ok_or_else(|| format!("`{s}` is not a date"))
+        }
+        _ => Err(format!("`{s}`: expected a date such as 2025-03-14")),
     }
 }
 

@@ -136,7 +136,7 @@ pub(super) fn run_scan(a: ScanArgs) -> ExitCode {
     let opts = fleet::ScanOptions {
         paths: a.paths.clone(),
         shard: a.shard.unwrap_or(fleet::Shard::ALL),
-        time: time_options(a.year, zone),
+        time: time_options(a.year, None, zone),
         limits: {
             faultline::input::set_follow_links(a.caps.follow_links);
             a.caps.limits()

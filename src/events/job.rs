@@ -75,6 +75,7 @@ fn entry_fields(d: &mut Draft, preceding: &[String]) -> bool {
                     d.set_stamp(LineStamp {
                         wall: Some(ws),
                         mono_us: None,
+                        tod_us: None,
                     });
                 }
                 time_seen = true;

@@ -83,6 +83,7 @@ fn draft_from(c: &Compiled, re: &Regex, caps: &regex::Captures<'_>) -> Draft {
                     d.set_stamp(LineStamp {
                         wall: Some(ws),
                         mono_us: None,
+                        tod_us: None,
                     });
                 }
                 d.attrs.insert_str("at", v);

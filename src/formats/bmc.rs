@@ -71,6 +71,7 @@ pub fn sel(line: &[u8]) -> Option<Prefix<'_>> {
                 has_year: true,
             }),
             mono_us: None,
+            tod_us: None,
         },
         host: None,
         msg_start: i,

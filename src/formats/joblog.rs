@@ -149,6 +149,7 @@ pub fn job_prefix(line: &[u8]) -> Option<Prefix<'_>> {
         stamp: LineStamp {
             wall: ws,
             mono_us: None,
+            tod_us: None,
         },
         host,
         msg_start: n,
@@ -192,6 +193,7 @@ pub fn go_log(line: &[u8]) -> Option<Prefix<'_>> {
                 has_year: true,
             }),
             mono_us: None,
+            tod_us: None,
         },
         host: None,
         msg_start: n,
@@ -292,11 +294,13 @@ const RICH_LEVELS: [&[u8]; 5] = [b"DEBUG", b"INFO", b"WARNING", b"ERROR", b"CRIT
 /// A line of rich's logging layout (`RichHandler`, used by accelerate and torchrun when rich is
 /// installed): a time column (`[15:58:29] `, `[01/10/25 15:58:29] `, or blanks when the time is
 /// the line before's), the level padded to 8 columns, a space, the message (the source
-/// location is right-aligned after it). The time has no date: the stamp is left empty (the
-/// nearest dated line gives one). A message wrapped by rich continues under the message column
-/// with a blank level column: that is a continuation, not this shape.
+/// location is right-aligned after it). The time column is a time of day (`%X`, the stamp holds
+/// only that: the timeline dates it from the file's context) or a date and time (`%x %X`,
+/// `MM/DD/YY` in the C locale); a blank column borrows the time of the line before. A message
+/// wrapped by rich continues under the message column with a blank level column: that is a
+/// continuation, not this shape.
 pub fn rich(line: &[u8]) -> Option<Prefix<'_>> {
-    let col = match line.first()? {
+    let (col, stamp) = match line.first()? {
         b'[' => {
             let close = memchr::memchr(b']', &line[..line.len().min(24)])?;
             let inner = &line[1..close];
@@ -308,9 +312,12 @@ pub fn rich(line: &[u8]) -> Option<Prefix<'_>> {
             if !timelike || line.get(close + 1) != Some(&b' ') {
                 return None;
             }
-            close + 2
+            (close + 2, rich_time(inner))
         }
-        b' ' => line.iter().take_while(|&&c| c == b' ').count(),
+        b' ' => (
+            line.iter().take_while(|&&c| c == b' ').count(),
+            LineStamp::default(),
+        ),
         _ => return None,
     };
     let rest = &line[col..];
@@ -323,11 +330,34 @@ pub fn rich(line: &[u8]) -> Option<Prefix<'_>> {
         return None;
     }
     Some(Prefix {
-        stamp: LineStamp::default(),
+        stamp,
         host: None,
         msg_start: col + level.len() + pad,
         shape: Shape::JobBracket,
     })
+}
+
+/// rich's time column: `15:58:29` (a time of day) or `01/10/25 15:58:29` (`%x %X`).
+fn rich_time(inner: &[u8]) -> LineStamp {
+    if let Some(tod) = super::clock::whole_time_of_day(inner) {
+        return LineStamp::time_of_day(tod);
+    }
+    let dated = super::time::us_date(inner).and_then(|(y, mo, d, n)| {
+        let rest = inner.get(n..)?.strip_prefix(b" ")?;
+        let tod = super::clock::whole_time_of_day(rest)?;
+        let sod = u32::try_from(tod / 1_000_000).ok()?;
+        Some(WallStamp {
+            naive_secs: civil_secs(y, mo, d, sod)?,
+            micros: (tod % 1_000_000) as u32,
+            offset: None,
+            has_year: true,
+        })
+    });
+    LineStamp {
+        wall: dated,
+        mono_us: None,
+        tod_us: None,
+    }
 }
 
 /// An NCCL line without any time: `host:pid:tid [dev] NCCL INFO …`.
@@ -363,11 +393,19 @@ mod tests {
             b"[15:58:29] WARNING  Sending process 197 closing signal SIGTERM      api.py:699";
         let p = rich(timed).expect("timed rich line");
         assert!(timed[p.msg_start..].starts_with(b"Sending process 197"));
+        assert_eq!(p.stamp.tod_us, Some((15 * 3600 + 58 * 60 + 29) * 1_000_000));
+        assert!(p.stamp.wall.is_none());
         let blank =
             b"           WARNING  Sending process 198 closing signal SIGTERM      api.py:699";
         let p = rich(blank).expect("rich line under a time");
         assert!(blank[p.msg_start..].starts_with(b"Sending process 198"));
-        assert!(rich(b"[01/10/25 15:58:29] INFO     Reading config  launch.py:12").is_some());
+        let dated = rich(b"[01/10/25 15:58:29] INFO     Reading config  launch.py:12").unwrap();
+        let w = dated.stamp.wall.expect("a date");
+        assert!(w.has_year && dated.stamp.tod_us.is_none());
+        assert_eq!(
+            w.naive_secs,
+            civil_secs(2025, 1, 10, 15 * 3600 + 58 * 60 + 29).unwrap()
+        );
         assert!(rich(b"           CRITICAL Worker died").is_some());
         // rich's wrapped message lines, code in a traceback, a kernel call trace: not this shape
         for l in [

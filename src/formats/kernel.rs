@@ -48,6 +48,7 @@ pub fn raw(line: &[u8]) -> Option<Prefix<'_>> {
         stamp: LineStamp {
             wall: None,
             mono_us: Some(mono),
+            tod_us: None,
         },
         host,
         msg_start: msg,
@@ -109,6 +110,7 @@ pub fn ctime(line: &[u8]) -> Option<Prefix<'_>> {
         stamp: LineStamp {
             wall: Some(ws),
             mono_us: None,
+            tod_us: None,
         },
         host: None,
         msg_start: i,
@@ -155,6 +157,7 @@ pub fn reltime(line: &[u8]) -> Option<Prefix<'_>> {
                 has_year: false,
             }),
             mono_us: None,
+            tod_us: None,
         },
         host: None,
         msg_start: i,
@@ -292,6 +295,7 @@ pub fn iso(line: &[u8]) -> Option<Prefix<'_>> {
         stamp: LineStamp {
             wall: Some(ws),
             mono_us: None,
+            tod_us: None,
         },
         host: None,
         msg_start: n + 1,
@@ -400,6 +404,7 @@ pub fn kmsg(line: &[u8]) -> Option<Prefix<'_>> {
         stamp: LineStamp {
             wall: None,
             mono_us: Some(us),
+            tod_us: None,
         },
         host: None,
         msg_start: semi + 1,

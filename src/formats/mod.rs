@@ -4,6 +4,7 @@
 
 pub mod bmc;
 pub mod bug_report;
+pub mod clock;
 pub mod dcgmi;
 pub mod fields;
 pub mod joblog;
@@ -107,7 +108,8 @@ pub fn parse_prefix(line: &[u8]) -> Option<Prefix<'_>> {
             .or_else(|| kernel::reldelta(line))
             .or_else(|| kernel::reltime(line))
             .or_else(|| joblog::job_prefix(line))
-            .or_else(|| joblog::rich(line)),
+            .or_else(|| joblog::rich(line))
+            .or_else(|| clock::clock_prefix(line)),
         b'<' => kernel::raw(line).or_else(|| syslog::rfc5424(line)),
         b'0'..=b'9' => {
             if line.len() > 19 && line.get(4) == Some(&b'-') {
@@ -126,6 +128,7 @@ pub fn parse_prefix(line: &[u8]) -> Option<Prefix<'_>> {
                     .or_else(|| syslog::rfc3164(line))
                     .or_else(|| syslog::talos(line))
                     .or_else(|| bmc::sel(line))
+                    .or_else(|| clock::clock_prefix(line))
             }
         }
         b'A'..=b'Z' | b'a'..=b'z' => syslog::rfc3164(line)
@@ -258,6 +261,7 @@ pub fn parse_head_with<'a>(line: &'a [u8], learned: Option<&[u8]>) -> LineHead<'
                 stamp: LineStamp {
                     wall: w.stamp,
                     mono_us: None,
+                    tod_us: None,
                 },
                 host: None,
                 msg_start: off,

@@ -86,6 +86,7 @@ impl HeadCache {
             stamp: LineStamp {
                 wall: Some(wall),
                 mono_us,
+                tod_us: None,
             },
             host: Some(&line[self.host.0..self.host.1]),
             msg_start,

@@ -99,6 +99,7 @@ pub fn rfc3164(line: &[u8]) -> Option<Prefix<'_>> {
     let mut stamp = LineStamp {
         wall: Some(ws),
         mono_us: None,
+        tod_us: None,
     };
     let (host, msg) = host_and_tag(line, n, &mut stamp)?;
     Some(Prefix {
@@ -115,6 +116,7 @@ pub fn rfc3339(line: &[u8]) -> Option<Prefix<'_>> {
     let mut stamp = LineStamp {
         wall: Some(ws),
         mono_us: None,
+        tod_us: None,
     };
     let (host, msg) = host_and_tag(line, n, &mut stamp)?;
     Some(Prefix {
@@ -173,6 +175,7 @@ pub fn rfc5424(line: &[u8]) -> Option<Prefix<'_>> {
         stamp: LineStamp {
             wall: Some(ws),
             mono_us: None,
+            tod_us: None,
         },
         host,
         msg_start: i.min(line.len()),
@@ -208,6 +211,7 @@ pub fn talos(line: &[u8]) -> Option<Prefix<'_>> {
         stamp: LineStamp {
             wall: Some(ws),
             mono_us: None,
+            tod_us: None,
         },
         host: Some(host),
         msg_start: i,

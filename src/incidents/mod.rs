@@ -81,7 +81,8 @@ pub struct Incident {
     pub hang: Option<crate::throughput::hang::Hang>,
 }
 
-/// Where an event sits for grouping: one axis per clock domain.
+/// Where an event sits for grouping: one axis per clock domain (wall time; a host's boot; an
+/// input's lines, one second a line; an input's times of day).
 fn axis(e: &Event) -> (u8, String, i64) {
     if let Some(t) = e.time_us {
         (0, String::new(), t)
@@ -92,6 +93,9 @@ fn axis(e: &Event) -> (u8, String, i64) {
             format!("{}#{}", e.host.clone().unwrap_or_default(), e.boot),
             u as i64,
         )
+    } else if let Some(t) = e.time_of_day_us() {
+        // one axis per input whose lines print a time of day nothing dated: that time
+        (3, format!("{:08}", e.input), t as i64)
     } else {
         (
             2,

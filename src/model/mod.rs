@@ -169,12 +169,33 @@ pub struct LineStamp {
     pub wall: Option<WallStamp>,
     /// Kernel uptime (printk clock) in microseconds, when printed.
     pub mono_us: Option<u64>,
+    /// A time of day printed without any date (`[15:58:29]`, `15:58:29,123 INFO`), in
+    /// microseconds since midnight. With no `wall`, the timeline dates it from the file's
+    /// context; with a `wall`, that wall time was dated from the context (an estimate).
+    pub tod_us: Option<u64>,
 }
 
+/// Microseconds in a day.
+pub const DAY_US: u64 = 86_400_000_000;
+
 impl LineStamp {
-    /// True when neither a wall time nor an uptime was found.
+    /// True when neither a wall time, an uptime nor a time of day was found.
     pub fn is_empty(&self) -> bool {
-        self.wall.is_none() && self.mono_us.is_none()
+        self.wall.is_none() && self.mono_us.is_none() && self.tod_us.is_none()
+    }
+
+    /// A time of day alone (see [`LineStamp::tod_us`]).
+    pub fn time_of_day(tod_us: u64) -> LineStamp {
+        LineStamp {
+            wall: None,
+            mono_us: None,
+            tod_us: Some(tod_us),
+        }
+    }
+
+    /// Only a time of day: no date, no uptime.
+    pub fn only_time_of_day(&self) -> bool {
+        self.wall.is_none() && self.mono_us.is_none() && self.tod_us.is_some()
     }
 }
 

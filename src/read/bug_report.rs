@@ -22,6 +22,7 @@ pub fn read(buf: &[u8], ctx: &Ctx) -> Parsed {
             LineStamp {
                 wall: info.captured,
                 mono_us: None,
+                tod_us: None,
             }
         };
         let at = smi::At {

@@ -28,6 +28,8 @@ pub fn event(n: usize, host: String, sev: &'static str) -> EventJson {
         title: "Graphics engine exception".into(),
         message: format!("line {n}"),
         uptime_s: None,
+        time_of_day: None,
+        day_in_file: None,
         details: crate::model::Attrs::new(),
         also_seen: vec![],
         suppressed: 0,

@@ -261,7 +261,7 @@ fn timeline_section(p: &Page, r: &Report, o: &mut String) {
     if !untimed.is_empty() {
         let _ = writeln!(
             o,
-            "<h3>Events without a time</h3>\n<p>These lines carry neither a date nor a kernel uptime, so they cannot be placed on the picture.</p>"
+            "<h3>Events without a time</h3>\n<p>These lines carry neither a date nor a kernel uptime, so they cannot be placed on the picture (a time of day that nothing dated is shown as such, and orders the lines of its file).</p>"
         );
         event_rows(p, r, &untimed, false, o);
     }

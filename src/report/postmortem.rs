@@ -88,12 +88,13 @@ pub fn pretty(iso: &str) -> String {
     }
 }
 
-/// Wall time, or kernel uptime, of an event; `no time` when it has neither.
+/// Wall time, or kernel uptime, of an event; a time of day nothing dated (`15:58:29, date
+/// unknown`); `no time` when it has none of them.
 pub fn when(e: &EventJson) -> String {
     match (&e.time, e.uptime_s) {
         (Some(t), _) => pretty(t),
         (None, Some(u)) => format!("uptime {u:.6} s"),
-        _ => "no time".into(),
+        _ => crate::report::json::undated_time_text(e).unwrap_or_else(|| "no time".into()),
     }
 }
 
@@ -153,7 +154,8 @@ pub fn first_fault(r: &Report) -> Option<&EventJson> {
 }
 
 /// An incident's window for people: wall times with the duration, else the kernel uptime range of
-/// its events, else `no time in these lines`.
+/// its events, else the times of day of its lines that nothing dated, else `no time in these
+/// lines`.
 pub fn window(inc: &IncidentJson, events: &BTreeMap<&str, &EventJson>) -> String {
     match (&inc.start, &inc.end) {
         (Some(a), Some(b)) => {
@@ -187,9 +189,38 @@ pub fn window(inc: &IncidentJson, events: &BTreeMap<&str, &EventJson>) -> String
                     "kernel uptime {a:.3} s → {b:.3} s ({}); no wall time in these lines",
                     human_span(((b - a) * 1e6) as i64)
                 ),
-                _ => "no time in these lines".to_string(),
+                _ => undated_window(inc, events),
             }
         }
+    }
+}
+
+/// The window of an incident whose lines print only times of day that nothing dated:
+/// `15:58:29 → 15:58:40, date unknown`, else `no time in these lines`.
+fn undated_window(inc: &IncidentJson, events: &BTreeMap<&str, &EventJson>) -> String {
+    let mut tods = inc
+        .events
+        .iter()
+        .filter_map(|id| id.with_text(|t| events.get(t).copied()))
+        .filter(|e| e.time_of_day.is_some())
+        .map(|e| {
+            (
+                e.day_in_file.unwrap_or(0),
+                e.time_of_day.as_deref().unwrap_or(""),
+            )
+        });
+    let Some(first) = tods.next() else {
+        return "no time in these lines".to_string();
+    };
+    let (lo, hi) = tods.fold((first, first), |(lo, hi), t| (lo.min(t), hi.max(t)));
+    let text = |(d, t): (u64, &str)| match d {
+        0 => t.to_string(),
+        d => format!("{t} (+{d} day{})", if d == 1 { "" } else { "s" }),
+    };
+    if lo == hi {
+        format!("{}, date unknown", text(lo))
+    } else {
+        format!("{} → {}, date unknown", text(lo), text(hi))
     }
 }
 

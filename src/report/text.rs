@@ -32,10 +32,13 @@ fn short_time(t: &Option<String>) -> String {
     )
 }
 
-/// Wall time, or kernel uptime when that is all there is.
+/// Wall time, or kernel uptime when that is all there is, or a time of day nothing dated.
 fn event_time(e: &EventJson) -> String {
     match (&e.time, e.uptime_s) {
         (None, Some(u)) => format!("uptime {u:.6}s"),
+        (None, None) => {
+            crate::report::json::undated_time_text(e).unwrap_or_else(|| short_time(&None))
+        }
         (t, _) => short_time(t),
     }
 }

@@ -268,6 +268,7 @@ fn stamp_of(
             let stamp = LineStamp {
                 wall,
                 mono_us: None,
+                tod_us: None,
             };
             (stamp, false, None, None)
         }

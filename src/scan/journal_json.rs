@@ -84,6 +84,7 @@ fn place(
     let stamp = LineStamp {
         wall: at.entry.wall(),
         mono_us: at.entry.source_mono_us,
+        tod_us: None,
     };
     let mut kinds: Vec<&str> = Vec::new();
     for mut d in drafts {

@@ -142,6 +142,8 @@ fn timeline_event(
         (Some(h), Some(g)) if !uuids.is_empty() => uuids.get(&(&**h, &**g)).cloned(),
         _ => None,
     };
+    // a time of day nothing dated: kept to order the event within its file
+    let time_of_day = e.stamp.tod_us.filter(|_| p.time_us.is_none());
     let quality = if p.time_us.is_none() {
         TimeQuality::None
     } else if e.borrowed_time {
@@ -170,13 +172,22 @@ fn timeline_event(
         message: e.message,
         body: e.body,
         attrs: e.attrs,
-        rare: gpu_uuid.map(|u| {
-            Box::new(crate::timeline::Rare {
-                gpu_uuid: Some(u),
-                also_seen: Vec::new(),
-            })
-        }),
+        rare: rare(gpu_uuid, time_of_day),
         bmc: e.bmc,
         suppressed: e.suppressed,
     }
+}
+
+/// The rare parts of an event, when it has any.
+fn rare(
+    gpu_uuid: Option<Arc<str>>,
+    time_of_day_us: Option<u64>,
+) -> Option<Box<crate::timeline::Rare>> {
+    (gpu_uuid.is_some() || time_of_day_us.is_some()).then(|| {
+        Box::new(crate::timeline::Rare {
+            gpu_uuid,
+            also_seen: Vec::new(),
+            time_of_day_us,
+        })
+    })
 }

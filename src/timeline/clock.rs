@@ -278,7 +278,9 @@ fn pending(e: &RawEvent, (year, tz, tz_known): (i32, i32, bool), opts: &TimeOpti
     match wall_us(e, year, tz, opts.zone.as_ref()) {
         Some((us, zoned)) => {
             let has_year = e.stamp.wall.is_some_and(|w| w.has_year) || opts.year.is_some();
-            let exact = (zoned || tz_known) && has_year && !e.borrowed_time;
+            // a date given to a time of day is an estimate
+            let exact =
+                (zoned || tz_known) && has_year && !e.borrowed_time && e.stamp.tod_us.is_none();
             Pending {
                 time_us: Some(us),
                 quality: if exact {

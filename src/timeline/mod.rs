@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 mod assemble;
 mod clock;
+mod daytime;
 mod dedupe;
 pub mod filter;
 mod order;
@@ -26,6 +27,9 @@ pub struct TimeOptions {
     /// A zone for stamps that carry none (`--tz`), over `tz_offset`: a named zone gives each
     /// stamp the offset in force at its local time.
     pub zone: Option<Zone>,
+    /// The day (its midnight, seconds since the epoch of the date read as UTC) that the first
+    /// time of day of an input with no dated line falls on (`--date`).
+    pub date: Option<i64>,
     /// The moment of the analysis (an upper bound for inferred years); seconds since the epoch.
     pub now: i64,
 }
@@ -84,6 +88,10 @@ pub struct Rare {
     pub gpu_uuid: Option<Arc<str>>,
     /// The same event seen in other places.
     pub also_seen: Vec<SourceRef>,
+    /// For an event whose line printed only a time of day that nothing dated: that time, in
+    /// microseconds since midnight of the day its file's first time of day falls on (a file
+    /// that passes midnight counts on past a day).
+    pub time_of_day_us: Option<u64>,
 }
 
 impl Event {
@@ -95,6 +103,12 @@ impl Event {
     /// The same event seen in other places.
     pub fn also_seen(&self) -> &[SourceRef] {
         self.rare.as_ref().map_or(&[], |r| &r.also_seen)
+    }
+
+    /// The time of day of an event whose line printed only that and nothing dated it
+    /// (microseconds since midnight of its file's first day: see [`Rare::time_of_day_us`]).
+    pub fn time_of_day_us(&self) -> Option<u64> {
+        self.rare.as_ref()?.time_of_day_us
     }
 
     /// The rare parts, made when first needed.
@@ -151,6 +165,7 @@ fn short_host_str(h: &str) -> &str {
 pub fn build(results: &mut [InputResult], opts: &TimeOptions) -> Timeline {
     let mut notes = Vec::new();
     clock::boot_segments(results);
+    daytime::date_times_of_day(results, opts, &mut notes);
     let mut pend = clock::wall_times(results, opts, &mut notes);
     clock::warn_backwards(results, &pend);
     clock::align_uptimes(results, &mut pend, &mut notes);

@@ -4,7 +4,7 @@ use super::Event;
 
 /// Timed events by time (stable: input order for ties), then events with only an uptime (by host,
 /// boot, uptime: an uptime that went back to zero starts a later boot), then events with no time
-/// in input order. The keys are made once (hosts as their rank in name order) and sorted with
+/// in input order (within an input by the time of day its lines print, when nothing dated it). The keys are made once (hosts as their rank in name order) and sorted with
 /// the events' positions; the events are then moved into that order in place.
 pub(super) fn order(mut events: Vec<Event>) -> Vec<Event> {
     let host = host_ranks(&events);
@@ -99,7 +99,7 @@ fn host_ranks(events: &[Event]) -> Vec<u32> {
 }
 
 /// What [`order`] sorts by.
-type OrderKey = ((bool, i64), (bool, u32, u32), u64, (usize, u64));
+type OrderKey = ((bool, i64), (bool, u32, u32), u64, (usize, u64, u64));
 
 /// The key of `e`, whose host has rank `host`: uptimes restart at each boot, so boot comes
 /// before uptime.
@@ -108,7 +108,7 @@ fn order_key(e: &Event, host: u32) -> OrderKey {
         (e.time_us.is_none(), e.time_us.unwrap_or(0)),
         (e.uptime_us.is_none(), host, e.boot),
         e.uptime_us.unwrap_or(0),
-        (e.input, e.source.line),
+        (e.input, e.time_of_day_us().unwrap_or(0), e.source.line),
     )
 }
 

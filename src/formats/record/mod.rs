@@ -65,6 +65,7 @@ fn package_prefix(stamp: WallStamp, msg_start: usize) -> Prefix<'static> {
         stamp: LineStamp {
             wall: Some(stamp),
             mono_us: None,
+            tod_us: None,
         },
         host: None,
         msg_start,
@@ -313,6 +314,7 @@ pub fn record_stamp(buf: &[u8], start: usize, end: usize) -> Option<RecordTime> 
             stamp: LineStamp {
                 wall: Some(ws),
                 mono_us: None,
+                tod_us: None,
             },
             scope,
             span,

@@ -435,7 +435,7 @@ fn hover(e: &EventJson, clock: Clock) -> String {
     let when = match (clock, &e.time, e.uptime_s) {
         (Clock::Wall, Some(t), _) => format!("{} ({})", t, e.time_quality),
         (_, _, Some(u)) => format!("uptime {u:.6} s"),
-        _ => "no time".to_string(),
+        _ => crate::report::json::undated_time_text(e).unwrap_or_else(|| "no time".into()),
     };
     let what = e
         .code

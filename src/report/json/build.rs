@@ -16,6 +16,10 @@ fn event_json(e: &Event, catalog: &Catalog) -> EventJson {
 /// it (left empty): the report of a whole analysis holds them once, not a copy beside the
 /// timeline's. The texts it shares with other events (host, path, kind, GPU) are copied.
 pub(super) fn event_json_taking(e: &mut Event, catalog: &Catalog) -> EventJson {
+    let tod = e
+        .time_of_day_us()
+        .map(time_of_day_parts)
+        .map_or((None, None), |(t, d)| (Some(t), d));
     EventJson {
         id: e.id_text(),
         time: e.time_us.map(iso_us),
@@ -35,11 +39,13 @@ pub(super) fn event_json_taking(e: &mut Event, catalog: &Catalog) -> EventJson {
         severity: e.severity.as_str(),
         message: take_shared(&mut e.message),
         uptime_s: e.uptime_us.map(|u| u as f64 / 1e6),
+        time_of_day: tod.0,
+        day_in_file: tod.1,
         details: std::mem::take(&mut e.attrs),
         also_seen: e
             .rare
-            .take()
-            .map(|r| r.also_seen)
+            .as_mut()
+            .map(|r| std::mem::take(&mut r.also_seen))
             .unwrap_or_default()
             .into_iter()
             .map(|s| SourceJson {

@@ -114,6 +114,14 @@ pub struct EventJson {
     /// Kernel uptime in seconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub uptime_s: Option<f64>,
+    /// For an event whose line printed only a time of day that nothing dated (`time` is
+    /// null): that time, `15:58:29` or `15:58:29.123456`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_of_day: Option<String>,
+    /// With `time_of_day`: the day it falls on, counted from the day of its file's first time
+    /// of day (written when past that day: the file's clock passed midnight).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub day_in_file: Option<u64>,
     /// Details.
     #[serde(skip_serializing_if = "Attrs::is_empty")]
     pub details: Attrs,
@@ -487,4 +495,31 @@ pub struct Report {
     pub known_issues: Vec<KnownIssueJson>,
     /// What was read, recognized and skipped, over all inputs.
     pub accounting: AccountingJson,
+}
+
+/// A time of day nothing dated (microseconds since midnight of its file's first day): its text
+/// (`15:58:29`, `15:58:29.123456`) and its day in the file when past the first.
+pub fn time_of_day_parts(us: u64) -> (String, Option<u64>) {
+    let day = us / crate::model::DAY_US;
+    let t = us % crate::model::DAY_US;
+    let secs = t / 1_000_000;
+    let micros = t % 1_000_000;
+    let mut text = format!("{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60);
+    if micros > 0 {
+        text.push_str(&format!(".{micros:06}"));
+    }
+    (text, (day > 0).then_some(day))
+}
+
+/// `15:58:29, date unknown` (`00:10:02 (+1 day), date unknown` past the file's first day) for an
+/// event whose line printed only a time of day that nothing dated.
+pub fn undated_time_text(e: &EventJson) -> Option<String> {
+    let t = e.time_of_day.as_deref()?;
+    Some(match e.day_in_file {
+        Some(d) => format!(
+            "{t} (+{d} day{}), date unknown",
+            if d == 1 { "" } else { "s" }
+        ),
+        None => format!("{t}, date unknown"),
+    })
 }

@@ -52,6 +52,8 @@ struct EventView<'a, P> {
     title: &'a str,
     message: &'a str,
     uptime_s: Option<f64>,
+    time_of_day: Option<std::borrow::Cow<'a, str>>,
+    day_in_file: Option<u64>,
     details: &'a Attrs,
     also_seen: &'a [P],
     suppressed: u64,
@@ -147,6 +149,12 @@ impl<P: Place> EventView<'_, P> {
         if let Some(u) = self.uptime_s {
             f.num("uptime_s", u);
         }
+        if let Some(t) = &self.time_of_day {
+            f.str("time_of_day", t);
+        }
+        if let Some(d) = self.day_in_file {
+            f.num("day_in_file", d);
+        }
         if !self.details.is_empty() {
             let mut d = Fields::begin(f.key("details"), level + 1);
             for (k, v) in self.details.iter() {
@@ -211,6 +219,10 @@ pub(super) fn write_event<'a>(
     let mut buf = [0u8; 27];
     let mut id = [0u8; NUMBERED];
     let long: String;
+    let tod = e
+        .time_of_day_us()
+        .map(super::time_of_day_parts)
+        .map_or((None, None), |(t, d)| (Some(t), d));
     let time = match e.time_us {
         None => None,
         Some(us) => match iso_on_stack(us, &mut buf) {
@@ -237,6 +249,8 @@ pub(super) fn write_event<'a>(
         title: titles.get(catalog, e.kind, e.code),
         message: &e.message,
         uptime_s: e.uptime_us.map(|u| u as f64 / 1e6),
+        time_of_day: tod.0.map(Into::into),
+        day_in_file: tod.1,
         details: &e.attrs,
         also_seen: e.also_seen(),
         suppressed: e.suppressed,
@@ -262,6 +276,8 @@ pub(super) fn write_event_json(out: &mut Vec<u8>, level: usize, e: &EventJson) {
         title: &e.title,
         message: &e.message,
         uptime_s: e.uptime_s,
+        time_of_day: e.time_of_day.as_deref().map(Into::into),
+        day_in_file: e.day_in_file,
         details: &e.details,
         also_seen: &e.also_seen,
         suppressed: e.suppressed,
