@@ -7,6 +7,7 @@
 
 pub mod alloc;
 pub mod catalog;
+pub mod collect;
 mod embedded;
 pub mod events;
 pub mod explain;
