@@ -251,7 +251,9 @@ fn finish(
                 | Format::BugReport
         )
     });
+    let collected = collect::readback::apply(&mut inputs);
     let mut tl = timeline::build(&mut inputs, &opts.time);
+    tl.notes.extend(collected);
     let filter = (!opts.filter.is_empty()).then(|| {
         let events = std::mem::take(&mut tl.events);
         let progress = std::mem::take(&mut tl.progress);

@@ -14,10 +14,13 @@ pub enum Src {
         since: bool,
         unit: Option<&'static str>,
     },
-    /// Files matching a pattern (one `*` in the last component), each its own member named by
-    /// its path; symbolic links are never followed. `once`: skipped when an earlier item of the
-    /// run already took these files.
-    Files { glob: &'static str, once: bool },
+    /// Files matching any of the patterns (at most one `*`, inside one component), each its own
+    /// member named by its path; symbolic links are never followed. `once`: skipped when an
+    /// earlier item of the run already took these files.
+    Files {
+        globs: &'static [&'static str],
+        once: bool,
+    },
     /// The AER counters in sysfs of the NVIDIA PCI devices and their upstream ports, in one member.
     Aer,
     /// The job logs named with `--job-log`.
@@ -102,8 +105,8 @@ const fn unit(argv: &'static [&'static str], member: &'static str, unit: &'stati
     }
 }
 
-const fn files(glob: &'static str) -> Src {
-    Src::Files { glob, once: false }
+const fn files(globs: &'static [&'static str]) -> Src {
+    Src::Files { globs, once: false }
 }
 
 /// The table, in the order of the manifest.
@@ -118,7 +121,7 @@ pub const ITEMS: &[Item] = &[
             &[
                 Src::Cmd { argv: journal!("-k", "-b", "0"), member: "kern.log", since: true, unit: None },
                 cmd(&["dmesg", "-T"], "dmesg.txt"),
-                Src::Files { glob: "/var/log/kern.log*", once: false },
+                files(&["/var/log/kern.log*"]),
             ],
         )
     },
@@ -131,7 +134,10 @@ pub const ITEMS: &[Item] = &[
             "no kernel log of the previous boot",
             &[
                 Src::Cmd { argv: journal!("-k", "-b", "-1"), member: "kern-previous-boot.log", since: true, unit: None },
-                Src::Files { glob: "/var/log/kern.log*", once: true },
+                Src::Files {
+                    globs: &["/var/log/kern.log*"],
+                    once: true,
+                },
             ],
         )
     },
@@ -141,7 +147,7 @@ pub const ITEMS: &[Item] = &[
         "no fabric manager log",
         &[
             unit(journal!("-b", "0", "-u", "nvidia-fabricmanager"), "journal-nvidia-fabricmanager.log", "nvidia-fabricmanager"),
-            files("/var/log/fabricmanager.log*"),
+            files(&["/var/log/fabricmanager.log*"]),
         ],
     ),
     item(
@@ -156,7 +162,7 @@ pub const ITEMS: &[Item] = &[
         "no DCGM log",
         &[
             unit(journal!("-b", "0", "-u", "nvidia-dcgm"), "journal-nvidia-dcgm.log", "nvidia-dcgm"),
-            files("/var/log/nv-hostengine.log*"),
+            files(&["/var/log/nv-hostengine.log*"]),
         ],
     ),
     item(
@@ -171,8 +177,7 @@ pub const ITEMS: &[Item] = &[
         "no slurmd log",
         &[
             unit(journal!("-b", "0", "-u", "slurmd"), "journal-slurmd.log", "slurmd"),
-            files("/var/log/slurm/slurmd.log*"),
-            files("/var/log/slurmd.log*"),
+            files(&["/var/log/slurm/slurmd.log*", "/var/log/slurmd.log*"]),
         ],
     ),
     item(
@@ -203,13 +208,13 @@ pub const ITEMS: &[Item] = &[
         "driver-version",
         "the loaded NVIDIA kernel module's version",
         "no NVIDIA driver version",
-        &[files("/proc/driver/nvidia/version")],
+        &[files(&["/proc/driver/nvidia/version"])],
     ),
     item(
         "gpu-information",
         "per-GPU information from the driver (model, bus, firmware)",
         "no per-GPU driver information",
-        &[files("/proc/driver/nvidia/gpus/*/information")],
+        &[files(&["/proc/driver/nvidia/gpus/*/information"])],
     ),
     Item {
         root: true,
@@ -252,29 +257,26 @@ pub const ITEMS: &[Item] = &[
         "package history: driver, CUDA and kernel upgrades",
         "no package history",
         &[
-            files("/var/log/dpkg.log*"),
-            files("/var/log/apt/history.log*"),
-            files("/var/log/dnf.rpm.log*"),
-            files("/var/log/yum.log*"),
+            files(&[
+                "/var/log/dpkg.log*",
+                "/var/log/apt/history.log*",
+                "/var/log/dnf.rpm.log*",
+                "/var/log/yum.log*",
+            ]),
+            cmd(&["dnf", "-q", "history", "list"], "dnf-history.txt"),
         ],
-    ),
-    item(
-        "dnf-history",
-        "dnf's transaction list (RPM systems)",
-        "no dnf history",
-        &[cmd(&["dnf", "-q", "history", "list"], "dnf-history.txt")],
     ),
     item(
         "cmdline",
         "kernel command line (iommu, pci=, nvidia options)",
         "no kernel command line",
-        &[files("/proc/cmdline")],
+        &[files(&["/proc/cmdline"])],
     ),
     item(
         "module-versions",
         "versions of the loaded nvidia* modules",
         "no NVIDIA module versions",
-        &[files("/sys/module/nvidia*/version")],
+        &[files(&["/sys/module/nvidia*/version"])],
     ),
     item(
         "job-logs",
@@ -329,8 +331,10 @@ mod tests {
                     assert!(members.insert(*member), "member {member} twice");
                     assert!(!member.contains('/') && *member != crate::collect::manifest::MEMBER);
                 }
-                if let Src::Files { glob, .. } = s {
-                    assert!(glob.starts_with('/') && glob.matches('*').count() <= 1);
+                if let Src::Files { globs, .. } = s {
+                    for g in *globs {
+                        assert!(g.starts_with('/') && g.matches('*').count() <= 1);
+                    }
                 }
             }
         }

@@ -80,6 +80,9 @@ pub struct Manifest {
     /// The node's UTC offset at capture, in seconds east.
     #[serde(default)]
     pub utc_offset_s: Option<i32>,
+    /// Kernel release of the node (`uname -r`).
+    #[serde(default)]
+    pub kernel: Option<String>,
     /// Whether the capture ran as root.
     pub root: bool,
     /// `--since`, as given.
@@ -133,6 +136,28 @@ impl Manifest {
             .collect()
     }
 
+    /// What the manifest tells of its bundle, as the analysis keeps it for a bug report: host,
+    /// capture time (with its year: the anchor of year-less logs), zone, kernel, coverage gaps.
+    pub fn bundle_info(&self) -> crate::formats::bug_report::BundleInfo {
+        let captured = chrono::DateTime::parse_from_rfc3339(&self.captured_at)
+            .ok()
+            .map(|d| crate::model::WallStamp {
+                naive_secs: d.timestamp(),
+                micros: 0,
+                offset: Some(0),
+                has_year: true,
+            });
+        crate::formats::bug_report::BundleInfo {
+            host: Some(self.host.clone()).filter(|h| !h.is_empty()),
+            kernel: self.kernel.clone(),
+            captured,
+            utc_offset: self.utc_offset_s,
+            coverage_gaps: self.gaps(),
+            capture: Some("faultline collect".into()),
+            ..Default::default()
+        }
+    }
+
     /// The manifest as written: pretty JSON with a final newline.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut v = serde_json::to_vec_pretty(self).unwrap_or_default();
@@ -152,6 +177,7 @@ mod tests {
             host: "node-07".into(),
             captured_at: "2026-03-14T02:13:07Z".into(),
             utc_offset_s: Some(0),
+            kernel: None,
             root: false,
             since: None,
             redacted: false,

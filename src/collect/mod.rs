@@ -9,6 +9,7 @@ pub mod exec;
 pub mod files;
 pub mod items;
 pub mod manifest;
+pub mod readback;
 mod redact;
 mod run;
 pub mod tarzst;

@@ -118,6 +118,10 @@ pub fn collect(opts: &Options) -> std::io::Result<Summary> {
             .map_or_else(|| host.clone(), |r| r.host(&host)),
         captured_at: captured.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
         utc_offset_s: Some(offset),
+        kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .ok()
+            .map(|k| k.trim().to_string())
+            .filter(|k| !k.is_empty()),
         root: unsafe_free_is_root(),
         since: opts.since.as_ref().map(|s| s.0.clone()),
         redacted: redactor.is_some(),
@@ -369,7 +373,7 @@ fn record(
 fn describe(src: &Src) -> String {
     match src {
         Src::Cmd { argv, .. } => argv.join(" "),
-        Src::Files { glob, .. } => (*glob).to_string(),
+        Src::Files { globs, .. } => globs.join(" "),
         Src::Aer => "/sys/bus/pci/devices/*/aer_dev_*".into(),
         Src::JobLogs => "--job-log".into(),
     }
@@ -396,7 +400,7 @@ fn run_source(item: &'static Item, src: &Src, ctx: &Ctx) -> Got {
             since,
             ..
         } => run_command(item, argv, member, since, ctx),
-        Src::Files { glob, once } => read_files(item, glob, once, ctx),
+        Src::Files { globs, once } => read_files(item, globs, once, ctx),
         Src::Aer => {
             let (text, n) = files::aer_text(&ctx.opts.pci_root);
             if n == 0 {
@@ -567,14 +571,15 @@ fn member_name(p: &Path) -> String {
     p.display().to_string().trim_start_matches('/').to_string()
 }
 
-fn read_files(item: &'static Item, glob: &'static str, once: bool, ctx: &Ctx) -> Got {
+fn read_files(item: &'static Item, globs: &'static [&'static str], once: bool, ctx: &Ctx) -> Got {
+    let glob = globs.join(" ");
     if once {
         let taken = ctx.taken.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(by) = taken.get(glob) {
+        if let Some(by) = globs.iter().find_map(|g| taken.get(g)) {
             return Got::Covered(format!("{glob}: already in the bundle (item {by})"));
         }
     }
-    let paths = files::expand(glob);
+    let paths: Vec<PathBuf> = globs.iter().flat_map(|g| files::expand(g)).collect();
     let mut members = Vec::new();
     let mut refusals = Vec::new();
     let mut truncated = false;
@@ -597,11 +602,11 @@ fn read_files(item: &'static Item, glob: &'static str, once: bool, ctx: &Ctx) ->
             _ => Got::Missing(Missing::NotInstalled, format!("no {glob}")),
         };
     }
-    ctx.taken
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .entry(glob)
-        .or_insert(item.name);
+    let mut taken = ctx.taken.lock().unwrap_or_else(|e| e.into_inner());
+    for g in globs {
+        taken.entry(g).or_insert(item.name);
+    }
+    drop(taken);
     let note = (!refusals.is_empty()).then(|| {
         refusals
             .iter()
@@ -613,7 +618,7 @@ fn read_files(item: &'static Item, glob: &'static str, once: bool, ctx: &Ctx) ->
             .join("; ")
     });
     Got::Data {
-        command: glob.to_string(),
+        command: glob,
         members,
         status: None,
         truncated,
