@@ -5,9 +5,26 @@
 use crate::redact::{Known, Redactor};
 use std::io::Read;
 
-/// The redactor of a capture on `host`.
-pub fn redactor(key: &crate::redact::Key, host: &str) -> Result<Redactor, String> {
-    let mut known = Known::default();
+/// The redactor of a capture on `host` whose members are `members`: as `analyze --redact` does,
+/// the members are analyzed first so that every host name and GPU serial they name is known
+/// (a kernel log names its host in systemd's `Hostname set to <…>` line, nvidia-smi the
+/// serials), then this node's own name is added.
+pub fn redactor(
+    key: &crate::redact::Key,
+    host: &str,
+    members: &[(String, Vec<u8>)],
+) -> Result<Redactor, String> {
+    let limits = crate::input::Limits::default();
+    let inputs: Vec<crate::input::Input> = members
+        .iter()
+        .flat_map(|(n, d)| crate::input::container::expand_bytes(n, d.clone(), &limits))
+        .collect();
+    let k = crate::Knowledge::load(&[]).map_err(|e| e.to_string())?;
+    let a = crate::analyze_inputs(inputs, Vec::new(), &crate::Options::default(), &k);
+    let mut known = Known {
+        hosts: crate::report::known_hosts(&a),
+        serials: crate::report::known_serials(&a),
+    };
     if !host.is_empty() {
         known.hosts.insert(host.to_string());
         known.hosts.insert(crate::timeline::short_host(host));
@@ -46,7 +63,7 @@ mod tests {
     #[test]
     fn hosts_and_gzip_members_are_redacted() {
         let key = crate::redact::Key::new("k");
-        let r = redactor(&key, "gpu-node-07").unwrap();
+        let r = redactor(&key, "gpu-node-07", &[]).unwrap();
         let (n, t) = member(
             &r,
             "kern.log",

@@ -105,11 +105,17 @@ pub fn collect(opts: &Options) -> std::io::Result<Summary> {
     let host = host_name();
     let captured = chrono::Utc::now();
     let offset = chrono::Local::now().offset().local_minus_utc();
+    let outcomes = run_items(opts, start);
     let redactor = match &opts.redact {
-        Some(k) => Some(super::redact::redactor(k, &host).map_err(std::io::Error::other)?),
+        Some(k) => {
+            let all: Vec<(String, Vec<u8>)> = outcomes
+                .iter()
+                .flat_map(|o| o.members.iter().cloned())
+                .collect();
+            Some(super::redact::redactor(k, &host, &all).map_err(std::io::Error::other)?)
+        }
         None => None,
     };
-    let outcomes = run_items(opts, start);
     let mut manifest = Manifest {
         schema: SCHEMA.into(),
         faultline: env!("CARGO_PKG_VERSION").into(),
