@@ -25,6 +25,10 @@ pub(super) struct CollectArgs {
     /// link in it is refused.
     #[arg(long = "job-log", value_name = "PATH")]
     job_logs: Vec<PathBuf>,
+    /// Read a job log only when this user id owns it (a root epilog passes the job owner's, so
+    /// that a job cannot name another user's file as its output).
+    #[arg(long, value_name = "UID")]
+    job_log_uid: Option<u32>,
     /// Only journal entries of this last span (`30m`, `2h`, `1d`); logs read as files are whole.
     #[arg(long, value_name = "SPAN")]
     since: Option<String>,
@@ -85,6 +89,7 @@ pub(super) fn run_collect(a: CollectArgs) -> ExitCode {
     let opts = collect::Options {
         output: output.clone(),
         job_logs: a.job_logs,
+        job_log_uid: a.job_log_uid,
         since,
         redact: key,
         with: a

@@ -19,6 +19,8 @@ pub struct Read1 {
     pub truncated: bool,
     /// Modification time (seconds since the epoch).
     pub mtime: Option<i64>,
+    /// The owner's user id (of the file opened, not of a path looked up again).
+    pub uid: u32,
 }
 
 /// Why a file could not be read.
@@ -110,6 +112,7 @@ pub fn read(path: &Path, cap: u64, strict: bool) -> Result<Read1, Refused> {
         bytes,
         truncated,
         mtime,
+        uid: std::os::unix::fs::MetadataExt::uid(&meta),
     })
 }
 

@@ -18,6 +18,8 @@ pub struct Options {
     pub output: PathBuf,
     /// Job logs to include.
     pub job_logs: Vec<PathBuf>,
+    /// Job logs must belong to this user (the job's owner, in a root epilog).
+    pub job_log_uid: Option<u32>,
     /// `--since`: the span, as given, and in seconds (journal items only).
     pub since: Option<(String, u64)>,
     /// The redaction key, when every member must be redacted.
@@ -37,6 +39,7 @@ impl Default for Options {
         Options {
             output: PathBuf::from("-"),
             job_logs: Vec::new(),
+            job_log_uid: None,
             since: None,
             redact: None,
             with: Vec::new(),
@@ -641,7 +644,15 @@ fn job_logs(item: &Item, ctx: &Ctx) -> Got {
     let mut truncated = false;
     let mut first_reason = None;
     for p in &ctx.opts.job_logs {
-        match files::read(p, item.cap, true) {
+        let read = files::read(p, item.cap, true).and_then(|r| match ctx.opts.job_log_uid {
+            Some(uid) if r.uid != uid => Err(Refused::NotPlain(format!(
+                "{}: owned by uid {}, not by the job's user (uid {uid}): not read",
+                p.display(),
+                r.uid
+            ))),
+            _ => Ok(r),
+        });
+        match read {
             Ok(r) => {
                 truncated |= r.truncated;
                 let base = p
