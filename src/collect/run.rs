@@ -535,6 +535,7 @@ fn run_command(item: &Item, argv: &[&str], member: &str, since: bool, ctx: &Ctx)
     };
     match ran.status {
         Some(0) if says_nothing(&ran.out) => Got::Empty(format!("{shown}: no entries")),
+        Some(0) if argv[0] == "nvidia-bug-report.sh" => bug_report(shown, member, item.cap, &ran),
         Some(0) => Got::Data {
             command: shown,
             members: vec![(member.into(), ran.out)],
@@ -559,6 +560,33 @@ fn run_command(item: &Item, argv: &[&str], member: &str, since: bool, ctx: &Ctx)
             };
             Got::Missing(m, format!("{shown}: {why}"))
         }
+    }
+}
+
+/// `nvidia-bug-report.sh` writes `nvidia-bug-report.log.gz` into the current folder: that file,
+/// when this run made it (newer than the command's start), is the member, and is removed.
+fn bug_report(shown: String, member: &str, cap: u64, ran: &exec::Ran) -> Got {
+    let path = Path::new(member);
+    let started = std::time::SystemTime::now() - ran.elapsed - Duration::from_secs(1);
+    let fresh = std::fs::symlink_metadata(path)
+        .ok()
+        .and_then(|m| m.modified().ok())
+        .is_some_and(|t| t >= started);
+    match files::read(path, cap, false) {
+        Ok(r) if fresh => {
+            let _ = std::fs::remove_file(path);
+            Got::Data {
+                command: shown,
+                members: vec![(member.into(), r.bytes)],
+                status: Some(0),
+                truncated: r.truncated,
+                note: None,
+            }
+        }
+        _ => Got::Missing(
+            Missing::Failed,
+            format!("{shown}: exit 0 but no new {member} in the current folder"),
+        ),
     }
 }
 
