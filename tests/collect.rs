@@ -165,6 +165,7 @@ fn shims_hang_fail_and_flood_within_their_caps_and_the_verdict_is_the_loose_file
     assert_eq!(item(&m, "ibstat")["missing"], "timeout", "{m}");
     assert_eq!(item(&m, "ibv-devinfo")["missing"], "permission");
     assert_eq!(item(&m, "lspci")["missing"], "failed");
+    assert_eq!(item(&m, "lspci")["exit_status"], 1);
     assert!(item(&m, "lspci")["detail"]
         .as_str()
         .unwrap()

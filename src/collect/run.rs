@@ -99,6 +99,8 @@ enum Got {
     Covered(String),
     Empty(String),
     Missing(Missing, String),
+    /// A command that ran and exited non-zero: why, and its exit status.
+    Exited(Missing, String, Option<i32>),
 }
 
 /// Runs the capture and writes the bundle.
@@ -290,6 +292,7 @@ fn run_item(item: &'static Item, ctx: &Ctx) -> Outcome {
     let mut reasons: Vec<Missing> = Vec::new();
     let mut first_command: Option<String> = None;
     let mut any_empty = false;
+    let mut last_status = None;
     for src in item.sources {
         let got = run_source(item, src, ctx);
         first_command.get_or_insert_with(|| describe(src));
@@ -323,6 +326,11 @@ fn run_item(item: &'static Item, ctx: &Ctx) -> Outcome {
                 reasons.push(m);
                 notes.push(why);
             }
+            Got::Exited(m, why, status) => {
+                reasons.push(m);
+                notes.push(why);
+                last_status = last_status.or(status);
+            }
         }
     }
     // nothing: the first reason that is not "not installed" says most
@@ -347,7 +355,7 @@ fn run_item(item: &'static Item, ctx: &Ctx) -> Outcome {
     };
     let cmd = first_command.unwrap_or_default();
     Outcome {
-        record: record(item, t0, cmd, &[], None, false, missing, notes),
+        record: record(item, t0, cmd, &[], last_status, false, missing, notes),
         members: Vec::new(),
     }
 }
@@ -558,7 +566,7 @@ fn run_command(item: &Item, argv: &[&str], member: &str, since: bool, ctx: &Ctx)
             } else {
                 Missing::Failed
             };
-            Got::Missing(m, format!("{shown}: {why}"))
+            Got::Exited(m, format!("{shown}: {why}"), status)
         }
     }
 }
