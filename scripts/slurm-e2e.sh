@@ -4,6 +4,9 @@
 # scripts/slurm-array.sbatch submitted as four array tasks over a generated fleet archive with
 # planted faults, then `faultline merge`; checks that the merged fleet line equals the unsharded
 # scan's, that the shards hold every bundle exactly once, and that every planted fault is found.
+# The cluster runs scripts/slurm-epilog.sh as its Epilog: the array's tasks succeed and leave no
+# bundle; then a job that fails with a CUDA error in its output leaves
+# bundles/job-<id>-<node>.tar.zst, and `faultline scan bundles/` reports that error.
 #
 #   scripts/slurm-e2e.sh [FAULTLINE_BIN [GENFLEET_BIN]]
 #
@@ -124,10 +127,19 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 ReturnToService=2
 SchedulerType=sched/builtin
+Epilog=$tmp/epilog.sh
 NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem State=UNKNOWN
 PartitionName=e2e Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:$tasks
 EOF
 export SLURM_CONF=$tmp/slurm.conf
+# the Epilog of docs/collect.md: scripts/slurm-epilog.sh with this run's binary and folders
+cat >"$tmp/epilog.sh" <<EOF
+#!/bin/bash
+export FAULTLINE_BIN=$faultline FAULTLINE_EPILOG_DIR=$tmp/bundles FAULTLINE_EPILOG_LOG=$tmp/epilog.log
+env | grep -E '^SLURM' | sort >"$tmp/epilog-env.\${SLURM_JOB_ID:-none}"
+exec bash $(realpath scripts/slurm-epilog.sh)
+EOF
+chmod 755 "$tmp/epilog.sh"
 
 munged -F --key-file="$tmp/munge.key" --socket="$tmp/munge.socket" --pid-file="$tmp/munged.pid" \
   --log-file="$tmp/munged.log" --seed-file="$tmp/munged.seed" >"$tmp/munged.out.log" 2>&1 &
@@ -199,4 +211,29 @@ while read -r _ h code; do
   fi
 done <"$tmp/planted"
 [ "$missed" = 0 ] || fail "$missed planted fault(s) not found"
-say "PASSED in $((SECONDS - start)) s: $tasks array tasks over $bundles bundles, merge equals the unsharded scan, $(wc -l <"$tmp/planted") planted fault(s) found"
+# --- the epilog: a failed job leaves a bundle, and scan finds its fault ----------------------
+if [ -d "$tmp/bundles" ] && [ -n "$(ls -A "$tmp/bundles")" ]; then
+  fail "the epilog captured jobs that succeeded: $(ls "$tmp/bundles" | tr '\n' ' ')"
+fi
+t0=$SECONDS
+cat >"$tmp/fail.sbatch" <<'EOF'
+#!/bin/bash
+echo '[rank0]: Traceback (most recent call last):'
+echo '[rank0]:   File "/workspace/train.py", line 88, in <module>'
+echo '[rank0]:     loss.backward()'
+echo '[rank0]: RuntimeError: CUDA error: an illegal memory access was encountered'
+exit 1
+EOF
+fjob=$(sbatch --parsable --cpus-per-task=1 --mem=64M --output="$tmp/log/fail-%j.out" "$tmp/fail.sbatch")
+fjob=${fjob%%;*}
+bundle=$tmp/bundles/job-$fjob-$host.tar.zst
+for _ in $(seq 120); do [ -s "$bundle" ] && break; sleep 0.5; done
+[ -s "$bundle" ] || fail "the epilog wrote no $bundle (epilog log: $(cat "$tmp/epilog.log" 2>/dev/null); env: $(tr '\n' ' ' <"$tmp/epilog-env.$fjob" 2>/dev/null))"
+say "epilog environment: $(grep -oE '^SLURM_JOB_(EXIT_CODE2?|DERIVED_EC|STDOUT|STDERR|UID)=[^ ]*' "$tmp/epilog-env.$fjob" | tr '\n' ' ')"
+"$faultline" scan --quiet --format jsonl -o "$tmp/epilog-scan.jsonl" "$tmp/bundles"
+head -n 1 "$tmp/epilog-scan.jsonl" | grep -qF '"cuda_error:700":' ||
+  fail "the scan of the epilog's bundle does not report the job's CUDA error: $(head -c 600 "$tmp/epilog-scan.jsonl")"
+head -n 1 "$tmp/epilog-scan.jsonl" | grep -qF "\"host\":\"$host\"" ||
+  fail "the epilog's bundle is not of host $host: $(head -c 300 "$tmp/epilog-scan.jsonl")"
+say "epilog: failed job $fjob left $(basename "$bundle") ($(stat -c %s "$bundle") bytes) in $((SECONDS - t0)) s; scan reports its CUDA error"
+say "PASSED in $((SECONDS - start)) s: $tasks array tasks over $bundles bundles, merge equals the unsharded scan, $(wc -l <"$tmp/planted") planted fault(s) found; a failed job's epilog bundle scanned"

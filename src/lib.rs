@@ -7,6 +7,7 @@
 
 pub mod alloc;
 pub mod catalog;
+pub mod collect;
 mod embedded;
 pub mod events;
 pub mod explain;
@@ -250,7 +251,9 @@ fn finish(
                 | Format::BugReport
         )
     });
+    let collected = collect::readback::apply(&mut inputs);
     let mut tl = timeline::build(&mut inputs, &opts.time);
+    tl.notes.extend(collected);
     let filter = (!opts.filter.is_empty()).then(|| {
         let events = std::mem::take(&mut tl.events);
         let progress = std::mem::take(&mut tl.progress);

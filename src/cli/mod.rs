@@ -1,6 +1,7 @@
 //! The `faultline` command line: a thin layer over the library, one module per subcommand.
 
 mod analyze;
+mod collect;
 mod color;
 mod common;
 mod explain;
@@ -40,6 +41,10 @@ enum Command {
     /// then a fleet summary. `--list` shows how files were grouped; `--shard K/N` takes one
     /// worker's share.
     Scan(fleet::ScanArgs),
+    /// Capture what an analysis needs on this node (kernel log, nvidia-smi, PCIe, InfiniBand,
+    /// BMC, package history, job logs) into one `.tar.zst` that `analyze` and `scan` read, with a
+    /// manifest of what was captured and why an item is missing.
+    Collect(collect::CollectArgs),
     /// Fold the JSON Lines of `scan` runs (e.g. the shards of one archive) into one fleet summary.
     Merge(fleet::MergeArgs),
     /// Print a shell completion script, e.g.
@@ -68,6 +73,7 @@ pub fn run() -> ExitCode {
         Command::Timeline(a) => analyze::run_analyze(a, true),
         Command::Scan(a) => fleet::run_scan(a),
         Command::Merge(a) => fleet::run_merge(a),
+        Command::Collect(a) => collect::run_collect(a),
         Command::Explain(a) => explain::run_explain(a),
     }
 }

@@ -45,6 +45,9 @@ pub struct BundleInfo {
     pub script_version: Option<String>,
     /// Sections cut short or missing, and the end marker's absence.
     pub coverage_gaps: Vec<String>,
+    /// The tool that made the bundle when it is not a bug report (`faultline collect`); its
+    /// host and capture time hold for every member of the archive it came in.
+    pub capture: Option<String>,
 }
 
 /// Splits the report and reads its metadata.

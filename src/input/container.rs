@@ -464,7 +464,8 @@ pub fn own_report(head: &[u8]) -> Option<&'static str> {
         let near = &h[..h.len().min(200)];
         let tagged =
             has(near, b"\"schema\": \"faultline/") || has(near, b"\"schema\":\"faultline/");
-        return tagged.then_some("JSON");
+        // the manifest of a `faultline collect` bundle is an input: it names the bundle's host
+        return (tagged && !crate::collect::manifest::looks_like(h)).then_some("JSON");
     }
     if h.starts_with(b"<!DOCTYPE html>") && has(h, b"<meta name=\"generator\" content=\"faultline")
     {

@@ -9,6 +9,7 @@
 //! [`Reader`] with its line in [`Reader::pick`] and [`Reader::read`].
 
 mod bug_report;
+mod collect;
 mod dcgmi;
 mod smi;
 pub mod stream;
@@ -118,6 +119,8 @@ pub enum Reader {
     NvidiaSmi,
     /// `nvidia-smi nvlink -s` / `-e`.
     NvLink,
+    /// The manifest of a `faultline collect` bundle.
+    CollectManifest,
     /// `dcgmi diag` (table or JSON).
     Dcgmi,
     /// `nvidia-bug-report.log`.
@@ -130,6 +133,9 @@ impl Reader {
         let Body::Whole(buf) = body else {
             return Reader::Stream;
         };
+        if crate::collect::manifest::looks_like(buf) {
+            return Reader::CollectManifest;
+        }
         match format {
             Format::JournalJson => Reader::JournalJson,
             Format::NvidiaSmi if formats::topo::looks_like(buf) => Reader::Topology,
@@ -157,6 +163,7 @@ impl Reader {
             Reader::NvLink => smi::nvlink(buf, ctx),
             Reader::Dcgmi => dcgmi::read(buf, ctx),
             Reader::BugReport => bug_report::read(buf, ctx),
+            Reader::CollectManifest => collect::read(buf, warnings),
         }
     }
 }
