@@ -197,7 +197,15 @@ impl Vocab {
 
     /// Where the first error word or phrase of `line` starts.
     fn first_error(&self, line: &str) -> Option<usize> {
-        let word = words(line).find(|&(_, w)| self.is_error_word(w)).map(|p| p.0);
+        let b = line.as_bytes();
+        // a part of a dotted name (`ecc.errors.uncorrected`, `error.log`) is a field or a file
+        let inner = |at: usize, w: &str| {
+            let end = at + w.len();
+            b.get(end) == Some(&b'.') && b.get(end + 1).is_some_and(u8::is_ascii_alphanumeric)
+        };
+        let word = words(line)
+            .find(|&(at, w)| self.is_error_word(w) && !inner(at, w))
+            .map(|p| p.0);
         let phrase = self.phrases.iter().filter_map(|p| line.find(p.as_str())).min();
         word.into_iter().chain(phrase).min()
     }
