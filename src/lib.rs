@@ -225,7 +225,11 @@ fn find_leads(a: &Analysis, found: &[input::Found], opts: &Options, k: &Knowledg
         let set = lines.entry(r.path.clone()).or_default();
         set.extend(r.attachments.iter().map(|e| e.line));
     }
-    let formats = a.inputs.iter().map(|r| (r.path.clone(), r.format)).collect();
+    let formats = a
+        .inputs
+        .iter()
+        .map(|r| (r.path.clone(), r.format))
+        .collect();
     leads::collect(
         found,
         &opts.limits,

@@ -103,7 +103,11 @@ pub fn collect(
     let v = Vocab::builtin();
     let (stdin, files): (Vec<Found>, Vec<Found>) =
         found.iter().cloned().partition(|f| f.display == "-");
-    let workers = if files.len() > 1 { rayon::current_num_threads() } else { 1 };
+    let workers = if files.len() > 1 {
+        rayon::current_num_threads()
+    } else {
+        1
+    };
     let per = input::run(&files, limits, exclude, workers, |mut inp| {
         let skip = formats.get(&inp.path).is_some_and(|f| structured(*f));
         let mut out = InputLeads {

@@ -169,8 +169,16 @@ impl Vocab {
             suffixes: d.suffixes.clone(),
             phrases: d.phrases.clone(),
             levels: d.levels.iter().cloned().collect(),
-            benign: d.benign.iter().map(|b| ci(&b.regex)).collect::<Result<_, _>>()?,
-            health: d.health.iter().map(|h| cs(&h.regex)).collect::<Result<_, _>>()?,
+            benign: d
+                .benign
+                .iter()
+                .map(|b| ci(&b.regex))
+                .collect::<Result<_, _>>()?,
+            health: d
+                .health
+                .iter()
+                .map(|h| cs(&h.regex))
+                .collect::<Result<_, _>>()?,
             search,
             scope,
             explained: d
@@ -206,7 +214,11 @@ impl Vocab {
         let word = words(line)
             .find(|&(at, w)| self.is_error_word(w) && !inner(at, w))
             .map(|p| p.0);
-        let phrase = self.phrases.iter().filter_map(|p| line.find(p.as_str())).min();
+        let phrase = self
+            .phrases
+            .iter()
+            .filter_map(|p| line.find(p.as_str()))
+            .min();
         word.into_iter().chain(phrase).min()
     }
 
@@ -265,7 +277,10 @@ pub fn self_test(d: &LeadsDef) -> Vec<String> {
     let mut bad = Vec::new();
     let mut want = |line: &str, lead: bool, what: &str| {
         if (v.line(line) == Line::Lead) != lead {
-            bad.push(format!("{what}: {line:?} should {}be a lead", if lead { "" } else { "not " }));
+            bad.push(format!(
+                "{what}: {line:?} should {}be a lead",
+                if lead { "" } else { "not " }
+            ));
         }
     };
     for s in &d.test.samples {
