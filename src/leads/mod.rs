@@ -19,6 +19,8 @@ pub const PER_INPUT: usize = 3;
 pub const MAX_LEADS: usize = 30;
 /// Bytes of a lead's line kept.
 const MAX_LINE: usize = 400;
+/// Bytes of an input's head searched for the scope words (its leads are searched too).
+const SCOPE_HEAD: u64 = 4 << 20;
 /// Block of a streamed input read at a time.
 const BLOCK: usize = 8 << 20;
 
@@ -70,6 +72,8 @@ struct InputLeads {
     /// Benign recognizers that claimed a line.
     benign: BTreeSet<String>,
     in_scope: bool,
+    /// Bytes of the head searched for scope words.
+    scope_read: u64,
     health: Option<Lead>,
     last_lead: u64,
 }
@@ -174,9 +178,6 @@ fn scan(
     seen: &HashSet<u64>,
     out: &mut InputLeads,
 ) -> u64 {
-    if !out.in_scope && v.scope.is_match(buf) {
-        out.in_scope = true;
-    }
     let mut line_no = base;
     let mut counted = 0usize;
     let mut next = 0usize;
@@ -193,6 +194,14 @@ fn scan(
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         let text = String::from_utf8_lossy(raw);
         one_line(&text, line_no + 1, v, set, seen, out);
+    }
+    // the scope words are looked for in the input's head (a boot log names its driver, a job
+    // log its launcher early) and in its leads: a case-insensitive search of a whole large
+    // input would cost more than the rest of this reading
+    if !out.in_scope && out.scope_read < SCOPE_HEAD {
+        let n = buf.len().min((SCOPE_HEAD - out.scope_read) as usize);
+        out.in_scope = v.scope.is_match(&buf[..n]);
+        out.scope_read += n as u64;
     }
     let lines = bytecount::count(buf, b'\n') as u64;
     lines + u64::from(!buf.is_empty() && !buf.ends_with(b"\n"))
@@ -231,6 +240,7 @@ fn one_line(
         out.benign.insert(id);
         return;
     }
+    out.in_scope |= v.scope.is_match(text);
     let by: Vec<String> = v
         .explained
         .iter()
