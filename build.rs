@@ -28,7 +28,7 @@ const RECOGNIZER_FILES: [&str; 9] = [
 ];
 
 /// The data files embedded, by stem (`data/STEM.toml` → `OUT_DIR/STEM.json`).
-const FILES: [&str; 13] = [
+const FILES: [&str; 14] = [
     "recognizers",
     "jobs",
     "progress",
@@ -42,6 +42,7 @@ const FILES: [&str; 13] = [
     "catalog",
     "rules",
     "nvrm",
+    "leads",
 ];
 
 fn main() {

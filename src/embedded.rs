@@ -33,6 +33,8 @@ pub(crate) const NVRM: &str = include_str!(concat!(env!("OUT_DIR"), "/nvrm.json"
 pub(crate) const VERSIONS: &str = include_str!(concat!(env!("OUT_DIR"), "/versions.json"));
 /// `data/known-issues.toml` as JSON.
 pub(crate) const KNOWN: &str = include_str!(concat!(env!("OUT_DIR"), "/known-issues.json"));
+/// `data/leads.toml` as JSON.
+pub(crate) const LEADS: &str = include_str!(concat!(env!("OUT_DIR"), "/leads.json"));
 /// The `[samples, rejects]` of every built-in recognizer, per recognizer file in load order and
 /// per recognizer in file order: taken out of the files above, since only the self-test reads
 /// them.
@@ -107,5 +109,6 @@ mod tests {
         same::<crate::catalog::CatalogFile>(CATALOG, crate::catalog::BUILTIN_CATALOG, "catalog");
         same::<crate::rules::RulesFile>(RULES, crate::rules::BUILTIN_RULES, "rules");
         same::<events::nvrm::NvrmFile>(NVRM, events::nvrm::BUILTIN_NVRM, "nvrm");
+        same::<crate::leads::vocab::LeadsFile>(LEADS, crate::leads::vocab::BUILTIN_LEADS, "leads");
     }
 }

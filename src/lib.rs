@@ -18,6 +18,7 @@ pub mod incidents;
 pub mod input;
 pub mod job;
 pub mod known;
+pub mod leads;
 pub mod model;
 pub mod pipeline;
 pub mod read;
@@ -163,6 +164,8 @@ pub struct Analysis {
     pub known: Vec<known::KnownMatch>,
     /// The hosts whose versions a known issue's range holds, fired or not.
     pub known_affected: Vec<known::Affected>,
+    /// Error lines no recognizer read, when no incident was found (see [`leads`]).
+    pub leads: Option<leads::Leads>,
 }
 
 impl Analysis {
@@ -202,7 +205,43 @@ pub fn analyze(opts: &Options, k: &Knowledge) -> Analysis {
             e.input = i;
         }
     }
-    finish(inputs, warnings, opts, k)
+    let mut a = finish(inputs, warnings, opts, k);
+    if a.incidents.is_empty() {
+        a.leads = Some(find_leads(&a, &found, opts, k));
+    }
+    a
+}
+
+/// Reads the inputs again for leads (only when no incident was found: the scan stays as is).
+fn find_leads(a: &Analysis, found: &[input::Found], opts: &Options, k: &Knowledge) -> leads::Leads {
+    let mut lines: std::collections::HashMap<String, std::collections::HashSet<u64>> =
+        Default::default();
+    for e in &a.events {
+        lines
+            .entry(e.source.path.to_string())
+            .or_default()
+            .insert(e.source.line);
+    }
+    for r in &a.inputs {
+        let set = lines.entry(r.path.clone()).or_default();
+        set.extend(r.attachments.iter().map(|e| e.line));
+    }
+    let formats = a
+        .inputs
+        .iter()
+        .map(|r| (r.path.clone(), r.format))
+        .collect();
+    leads::collect(
+        found,
+        &opts.limits,
+        &opts.exclude,
+        &k.recognizers,
+        &lines,
+        &formats,
+        a.events
+            .iter()
+            .any(|e| e.severity >= model::Severity::Warning),
+    )
 }
 
 /// One input through [`pipeline::process`] with the run's knowledge and options.
@@ -297,6 +336,7 @@ fn finish(
         filter,
         known,
         known_affected,
+        leads: None,
     }
 }
 

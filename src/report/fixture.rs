@@ -85,6 +85,8 @@ pub fn crowded() -> Report {
         verdict: VerdictJson {
             root_cause_layer: "application",
             summary: "s".into(),
+            leads: Vec::new(),
+            leads_total: None,
         },
         hosts: vec![],
         gpus: vec![],

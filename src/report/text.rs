@@ -92,10 +92,31 @@ fn verdict(o: &mut String, r: &Report) {
         r.verdict.root_cause_layer.to_uppercase()
     );
     let _ = writeln!(o, "{}", t(&r.verdict.summary));
+    leads(o, r);
     if let Some(f) = &r.accounting.filter {
         let _ = writeln!(o, "filter: {}", t(&f.summary));
     }
     let _ = writeln!(o);
+}
+
+/// The error lines no recognizer read (leads), each `path:line` and the line.
+fn leads(o: &mut String, r: &Report) {
+    let Some(total) = r.verdict.leads_total else {
+        return;
+    };
+    let shown = r.verdict.leads.len() as u64;
+    let _ = writeln!(
+        o,
+        "leads: {total} error line(s) no recognizer read{}:",
+        if shown < total {
+            format!(" ({shown} shown: the first and the last of each input)")
+        } else {
+            String::new()
+        }
+    );
+    for l in &r.verdict.leads {
+        let _ = writeln!(o, "  {}  {}", t(&l.source), t(l.line.trim()));
+    }
 }
 
 /// `text` with a leading `date ` removed when it is `date`: times inside an incident are shown

@@ -220,28 +220,64 @@ fn incident_json(a: &Analysis, inc: &crate::incidents::Incident) -> IncidentJson
     }
 }
 
-/// The verdict: the top incident's layer and summary, else what was read without a finding.
+/// The verdict: the top incident's layer and summary, else what was read without a finding:
+/// `unknown` when error lines no recognizer read remain (leads), `none` otherwise.
 fn verdict_json(a: &Analysis) -> VerdictJson {
     if let Some(t) = a.top() {
         return VerdictJson {
             root_cause_layer: t.layer.as_str(),
             summary: t.summary.clone(),
+            leads: Vec::new(),
+            leads_total: None,
         };
     }
     let read: u64 = a.inputs.iter().map(|i| i.lines).sum();
-    let summary = if read == 0 {
-        "no data: no input line could be read".to_string()
+    let leads = a.leads.as_ref().filter(|l| l.total > 0);
+    let list = leads.map_or_else(Vec::new, |l| {
+        l.list
+            .iter()
+            .map(|x| super::LeadJson {
+                source: format!("{}:{}", x.path, x.line),
+                line: x.text.clone(),
+            })
+            .collect()
+    });
+    let (layer, summary) = if read == 0 {
+        ("none", "no data: no input line could be read".to_string())
+    } else if let Some(l) = leads.filter(|l| l.decisive()) {
+        ("unknown", lead_summary(l, read, a.inputs.len()))
     } else {
-        format!(
+        let mut s = format!(
             "no finding: {} lines in {} input(s) read, no GPU, driver, host or job fault recognized",
             read,
             a.inputs.len()
-        )
+        );
+        if let Some(l) = leads {
+            s.push_str(&match &l.health {
+                Some(h) => format!("; the run ended normally ({}:{}), {} error line(s) no recognizer read are listed as leads", h.path, h.line, l.total),
+                None => format!("; {} error line(s) no recognizer read, in inputs that name no GPU, driver or job, are listed as leads", l.total),
+            });
+        }
+        ("none", s)
     };
     VerdictJson {
-        root_cause_layer: "none",
+        root_cause_layer: layer,
         summary,
+        leads_total: leads.map(|l| l.total),
+        leads: list,
     }
+}
+
+/// The summary of a verdict that leads made `unknown`.
+fn lead_summary(l: &crate::leads::Leads, read: u64, inputs: usize) -> String {
+    let first = &l.list[0];
+    format!(
+        "no fault recognized in {read} lines of {inputs} input(s), but {} error line(s) no recognizer could read remain (leads), the first at {}:{}: {}; the run is not shown healthy",
+        l.total,
+        first.path,
+        first.line,
+        first.text.trim()
+    )
 }
 
 /// The job: its ranks, and the last checkpoint named by its event id.

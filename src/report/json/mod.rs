@@ -364,6 +364,22 @@ pub struct VerdictJson {
     pub root_cause_layer: &'static str,
     /// Summary.
     pub summary: String,
+    /// Error lines no recognizer read, when no incident was found (bounded: the first and the
+    /// last of each input).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub leads: Vec<LeadJson>,
+    /// How many such lines there are in all (exact).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leads_total: Option<u64>,
+}
+
+/// One lead: an error line the analyzer could not read.
+#[derive(Serialize, Clone, Debug)]
+pub struct LeadJson {
+    /// `path:line`.
+    pub source: String,
+    /// The line, verbatim (cut at 400 bytes).
+    pub line: String,
 }
 
 /// A boot of a host.
