@@ -28,6 +28,7 @@ pub mod rules;
 pub mod scan;
 pub mod throughput;
 pub mod timeline;
+pub mod words;
 
 use catalog::Catalog;
 use events::RecognizerSet;

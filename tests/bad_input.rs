@@ -502,8 +502,8 @@ fn sockets_and_symlink_loops_in_a_folder_are_skipped_with_a_note() {
     assert_eq!(events_of(&r, "xid").len(), 1, "the good file is analyzed");
     let skipped = r["accounting"]["skipped"].to_string();
     assert!(
-        skipped.contains("1 path(s) or input(s): not a regular file")
-            && skipped.contains("1 path(s) or input(s): symbolic-link loop not followed"),
+        skipped.contains("1 path or input: not a regular file")
+            && skipped.contains("1 path or input: symbolic-link loop not followed"),
         "{skipped}"
     );
 }

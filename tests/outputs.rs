@@ -271,5 +271,5 @@ fn the_64_rank_sample_fits_a_screen_with_the_evidence_on_top() {
         &["analyze", "--format", "text", "-v"],
         &["corpus/multi-host-gpu-lost/".into()],
     );
-    assert!(verbose.contains("Inputs (16):") && verbose.contains("Events (195,"));
+    assert!(verbose.contains("Inputs (16):") && verbose.contains("Events (196,"));
 }

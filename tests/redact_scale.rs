@@ -92,14 +92,30 @@ fn two_hundred_thousand_host_names_none_survives_in_bounded_memory() {
     };
     let seen = words(&plain);
     let planted = hosts.iter().filter(|h| seen.contains(*h)).count();
-    assert!(
-        planted > 190_000,
-        "only {planted} hosts in the plain report"
-    );
+    // the events cap keeps a key of their own for 4096 hosts per kind (src/scan/fold.rs), the
+    // rest counted together: the report names some thousands of them, while the redactor
+    // still learns all 200 000 (its automaton is what the memory bound measures)
+    assert!(planted > 4_000, "only {planted} hosts in the plain report");
     let (red, red_rss) =
         measured(&["analyze", "--redact-key", "k", "--format", "json", log]).unwrap();
+    // a random name can spell a word of the report's own prose ("falls" in an action): such
+    // words, read from the report of one line on a host of no such name, are not survivors
+    let one = dir.path().join("one.log");
+    std::fs::write(
+        &one,
+        "Mar 14 02:00:00 n0 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus.\n",
+    )
+    .unwrap();
+    let prose = words(
+        &measured(&["analyze", "--format", "json", one.to_str().unwrap()])
+            .unwrap()
+            .0,
+    );
     let seen = words(&red);
-    let survivors: Vec<&String> = hosts.iter().filter(|h| seen.contains(*h)).collect();
+    let survivors: Vec<&String> = hosts
+        .iter()
+        .filter(|h| seen.contains(*h) && !prose.contains(*h))
+        .collect();
     eprintln!(
         "200000 hosts: {} survivors; peak RSS {} MiB with --redact, {} MiB without",
         survivors.len(),

@@ -15,7 +15,7 @@ use serde_json::Value;
 const FLOORS: [(&str, f64, f64); 3] = [
     ("corpus-real", 0.95, 0.97),
     ("corpus-real-next", 0.95, 0.97),
-    ("corpus-real-3", 0.60, 0.60),
+    ("corpus-real-3", 0.95, 0.97),
 ];
 /// A confidence bucket may claim at most this much more than its accuracy.
 const MAX_OVERCONFIDENCE: f64 = 0.1;

@@ -383,7 +383,7 @@ fn the_accounting_lists_the_nvrm_errors_not_understood() {
     assert!(acc["summary"]
         .as_str()
         .unwrap()
-        .contains("2 NVRM error line(s) read but not understood"));
+        .contains("2 NVRM error lines read but not understood"));
     let kinds: Vec<&str> = r["events"]
         .as_array()
         .unwrap()

@@ -17,6 +17,7 @@ mod timeline;
 use super::json::{EventJson, IncidentJson, Report};
 use super::postmortem::{self as pm, when};
 use crate::catalog::Catalog;
+use crate::words::counted;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -212,11 +213,11 @@ fn header(p: &Page, r: &Report, o: &mut String) {
     );
     let _ = writeln!(
         o,
-        r#"<p class="meta">faultline {} · {} input(s) · {} events · {} incident(s)</p>"#,
+        r#"<p class="meta">faultline {} · {} · {} · {}</p>"#,
         p.t(r.tool.version),
-        r.inputs.len(),
-        r.events.len(),
-        r.incidents.len()
+        counted(r.inputs.len() as u64, "input"),
+        counted(r.events.len() as u64, "event"),
+        counted(r.incidents.len() as u64, "incident")
     );
     let mut nav = vec![
         ("impact", "Impact"),

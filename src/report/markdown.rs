@@ -16,6 +16,7 @@ mod timeline;
 use super::json::{EventJson, IncidentJson, Report};
 use super::postmortem::{self as pm, Role};
 use crate::catalog::Catalog;
+use crate::words::counted;
 use escape::{row, Md};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -102,11 +103,11 @@ fn summary(m: Md, r: &Report, o: &mut String) {
     }
     let _ = writeln!(
         o,
-        "- **Report:** faultline {} · {} input(s) · {} events · {} incident(s) · times are UTC\n",
+        "- **Report:** faultline {} · {} · {} · {} · times are UTC\n",
         m.text(r.tool.version),
-        r.inputs.len(),
-        r.events.len(),
-        r.incidents.len()
+        counted(r.inputs.len() as u64, "input"),
+        counted(r.events.len() as u64, "event"),
+        counted(r.incidents.len() as u64, "incident")
     );
 }
 

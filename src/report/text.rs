@@ -8,6 +8,7 @@ use super::json::{EventJson, IncidentJson, Report};
 use super::postmortem::{self as pm, Role};
 // every string that comes from an input goes through `t` (terminal_safe) before it is written
 use super::terminal_safe as t;
+use crate::words::counted;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -107,7 +108,8 @@ fn leads(o: &mut String, r: &Report) {
     let shown = r.verdict.leads.len() as u64;
     let _ = writeln!(
         o,
-        "leads: {total} error line(s) no recognizer read{}:",
+        "leads: {} no recognizer read{}:",
+        counted(total, "error line"),
         if shown < total {
             format!(" ({shown} shown: the first and the last of each input)")
         } else {

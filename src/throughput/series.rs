@@ -187,7 +187,7 @@ struct Reading {
 /// `, run of N` when the line says how many steps its run has (two runs, two series).
 fn run_of(a: &crate::model::Attrs) -> String {
     a.get("total")
-        .map(|t| format!(", run of {t}"))
+        .map(|t| format!(", run of {t} steps"))
         .unwrap_or_default()
 }
 

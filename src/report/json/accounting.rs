@@ -2,6 +2,7 @@
 //! the events cap included), and what was skipped and why.
 
 use super::InputJson;
+use crate::words::{counted, counted_as};
 use crate::Analysis;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -241,15 +242,20 @@ pub(super) fn accounting(a: &Analysis, inputs: &[InputJson]) -> AccountingJson {
     };
     let not_understood = if acc.not_understood > 0 {
         format!(
-            "; {} NVRM error line(s) read but not understood (generic driver_error)",
-            acc.not_understood
+            "; {} read but not understood (generic driver_error)",
+            counted(acc.not_understood, "NVRM error line")
         )
     } else {
         String::new()
     };
     acc.summary = format!(
-        "{} input(s), {} bytes, {} lines = {} recognized + {} not recognized by any reader (still searched for anchors), {} event occurrence(s){not_understood}; {skipped}",
-        acc.inputs, acc.bytes, acc.lines, acc.lines_recognized, acc.lines_unrecognized, acc.events
+        "{}, {} bytes, {} = {} recognized + {} not recognized by any reader (still searched for anchors), {}{not_understood}; {skipped}",
+        counted(acc.inputs as u64, "input"),
+        acc.bytes,
+        counted(acc.lines, "line"),
+        acc.lines_recognized,
+        acc.lines_unrecognized,
+        counted(acc.events, "event occurrence")
     );
     acc
 }
@@ -277,14 +283,21 @@ fn skipped(a: &Analysis, inputs: &[InputJson], suppressed: u64) -> Vec<String> {
         .filter(|i| i.bytes == 0 && !i.warnings.is_empty())
         .count();
     if unread > 0 {
-        out.push(format!("{unread} input(s): nothing could be read"));
+        out.push(format!(
+            "{}: nothing could be read",
+            counted(unread as u64, "input")
+        ));
     }
     for (r, n) in reasons {
-        out.push(format!("{n} path(s) or input(s): {r}"));
+        out.push(format!(
+            "{}: {r}",
+            counted_as(n as u64, "path or input", "paths or inputs")
+        ));
     }
     if suppressed > 0 {
         out.push(format!(
-            "{suppressed} event occurrence(s) past the per-kind cap: counted, not listed"
+            "{} past the per-kind cap: counted, not listed",
+            counted(suppressed, "event occurrence")
         ));
     }
     out

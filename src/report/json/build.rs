@@ -2,6 +2,7 @@
 //! job, with their members named by event id.
 
 use super::*;
+use crate::words::counted;
 
 /// The JSON form of an event, copied ([`event_json_taking`] on a copy).
 pub(super) fn event_json_of(e: &Event, catalog: &Catalog) -> EventJson {
@@ -248,14 +249,15 @@ fn verdict_json(a: &Analysis) -> VerdictJson {
         ("unknown", lead_summary(l, read, a.inputs.len()))
     } else {
         let mut s = format!(
-            "no finding: {} lines in {} input(s) read, no GPU, driver, host or job fault recognized",
-            read,
-            a.inputs.len()
+            "no finding: {} in {} read, no GPU, driver, host or job fault recognized",
+            counted(read, "line"),
+            counted(a.inputs.len() as u64, "input")
         );
         if let Some(l) = leads {
+            let n = counted(l.total, "error line");
             s.push_str(&match &l.health {
-                Some(h) => format!("; the run ended normally ({}:{}), {} error line(s) no recognizer read are listed as leads", h.path, h.line, l.total),
-                None => format!("; {} error line(s) no recognizer read, in inputs that name no GPU, driver or job, are listed as leads", l.total),
+                Some(h) => format!("; the run ended normally ({}:{}), {n} no recognizer read listed as leads", h.path, h.line),
+                None => format!("; {n} no recognizer read, in inputs that name no GPU, driver or job, listed as leads"),
             });
         }
         ("none", s)
@@ -272,11 +274,12 @@ fn verdict_json(a: &Analysis) -> VerdictJson {
 fn lead_summary(l: &crate::leads::Leads, read: u64, inputs: usize) -> String {
     let first = &l.list[0];
     format!(
-        "no fault recognized in {read} lines of {inputs} input(s), but {} error line(s) no recognizer could read remain (leads), the first at {}:{}: {}; the run is not shown healthy",
-        l.total,
+        "no fault recognized in {} of {}, but {} no recognizer could read remain as leads, the first at {}:{}; the run is not shown healthy",
+        counted(read, "line"),
+        counted(inputs as u64, "input"),
+        counted(l.total, "error line"),
         first.path,
         first.line,
-        first.text.trim()
     )
 }
 
