@@ -235,3 +235,40 @@ fn a_binary_journal_without_journalctl_says_how_to_export_it() {
         "{err}"
     );
 }
+
+/// Issue 37: a gigantic MESSAGE in `journalctl -o json` (or `json-pretty`) is cut before it is
+/// decoded (it was decoded whole: 2 GiB for a 1 GiB field), with the long-line warning; the Xid at
+/// its start and the entries after it are still read.
+#[test]
+fn a_huge_json_field_is_cut_with_a_warning_and_the_rest_read() {
+    let huge = format!(
+        "NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus. {}",
+        "x\\\"y\\u00e9".repeat(400_000)
+    );
+    let entry = |t: u64, msg: &str| {
+        format!(
+            "{{\"__REALTIME_TIMESTAMP\":\"{t}\",\"_HOSTNAME\":\"gpu-node-7\",\"_BOOT_ID\":\"b1\",\"MESSAGE\":\"{msg}\"}}\n"
+        )
+    };
+    let text = entry(1_710_382_387_000_000, "kernel: booted")
+        + &entry(1_710_382_388_000_000, &huge)
+        + &entry(
+            1_710_382_389_000_000,
+            "NVRM: Xid (PCI:0000:5e:00): 48, pid=2, name=python, An uncorrectable double bit error",
+        );
+    let r = common::analyze_text("journal.json", &text);
+    let input = &r["inputs"][0];
+    assert_eq!(input["lines"], 3, "{input}");
+    let warned = input["warnings"].as_array().unwrap().iter().any(|w| {
+        w.as_str()
+            .unwrap()
+            .contains("1 line(s) longer than 65536 bytes")
+    });
+    assert!(warned, "{input}");
+    let xids: Vec<String> = common::events(&r)
+        .iter()
+        .filter(|e| e["kind"] == "xid")
+        .map(|e| e["code"].to_string())
+        .collect();
+    assert_eq!(xids, ["79", "48"], "{r}");
+}

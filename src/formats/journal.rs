@@ -99,7 +99,13 @@ pub struct JsonEntry {
     /// A wall-clock time of unknown offset (the header of `-o verbose` in a zone other than UTC),
     /// when no `__REALTIME_TIMESTAMP` is given.
     pub local: Option<WallStamp>,
+    /// True when a value longer than [`MAX_FIELD_BYTES`] was cut before decoding.
+    pub cut: bool,
 }
+
+/// The longest JSON value decoded whole; longer ones are cut first (a recognizer reads at most
+/// this much of a line anyway).
+pub const MAX_FIELD_BYTES: usize = 64 * 1024;
 
 impl JsonEntry {
     /// The entry's time: `__REALTIME_TIMESTAMP` (UTC) or the local header time.
@@ -143,7 +149,8 @@ pub fn json_entry(line: &[u8]) -> Option<JsonEntry> {
     if line.first() != Some(&b'{') {
         return None;
     }
-    let v: serde_json::Value = serde_json::from_slice(line).ok()?;
+    let (line, cut) = super::json_cut::cut_long_values(line, MAX_FIELD_BYTES);
+    let v: serde_json::Value = serde_json::from_slice(&line).ok()?;
     let obj = v.as_object()?;
     let get = |k: &str| obj.get(k).and_then(json_str);
     Some(JsonEntry {
@@ -158,6 +165,7 @@ pub fn json_entry(line: &[u8]) -> Option<JsonEntry> {
         host: get("_HOSTNAME"),
         boot_id: get("_BOOT_ID"),
         local: None,
+        cut,
     })
 }
 

@@ -3,7 +3,7 @@
 //! length-prefixed binary fields) and `verbose` (a dated header, then indented fields).
 //! Each entry becomes a [`JsonEntry`] with the line to cite (its MESSAGE line).
 
-use super::journal::{json_entry, JsonEntry};
+use super::journal::{json_entry, JsonEntry, MAX_FIELD_BYTES};
 use crate::model::WallStamp;
 
 /// Which structured output a buffer holds.
@@ -77,13 +77,14 @@ pub fn detect(window: &[u8]) -> Option<Mode> {
     }
 }
 
-/// Every entry of `buf` in `mode`, in order.
-pub fn entries(buf: &[u8], mode: Mode) -> Vec<Located> {
+/// Every entry of `buf` in `mode`, in order; JSON lines are decoded one at a time as the
+/// iterator is read (a long journal is never held decoded whole).
+pub fn entries(buf: &[u8], mode: Mode) -> Box<dyn Iterator<Item = Located> + '_> {
     match mode {
-        Mode::JsonLines => json_lines(buf),
-        Mode::JsonPretty => json_pretty(buf),
-        Mode::Export => export(buf),
-        Mode::Verbose => verbose(buf),
+        Mode::JsonLines => Box::new(json_lines(buf)),
+        Mode::JsonPretty => Box::new(json_pretty(buf).into_iter()),
+        Mode::Export => Box::new(export(buf).into_iter()),
+        Mode::Verbose => Box::new(verbose(buf).into_iter()),
     }
 }
 
@@ -102,19 +103,15 @@ fn trim_cr(l: &[u8]) -> &[u8] {
     l.strip_suffix(b"\r").unwrap_or(l)
 }
 
-fn json_lines(buf: &[u8]) -> Vec<Located> {
-    let mut out = Vec::new();
-    for (i, (s, e)) in lines(buf).enumerate() {
-        if let Some(entry) = json_entry(trim_cr(&buf[s..e])) {
-            out.push(Located {
-                entry,
-                line: i as u64 + 1,
-                span: (s, e),
-                lines: 1,
-            });
-        }
-    }
-    out
+fn json_lines(buf: &[u8]) -> impl Iterator<Item = Located> + '_ {
+    lines(buf).enumerate().filter_map(|(i, (s, e))| {
+        json_entry(trim_cr(&buf[s..e])).map(|entry| Located {
+            entry,
+            line: i as u64 + 1,
+            span: (s, e),
+            lines: 1,
+        })
+    })
 }
 
 fn json_pretty(buf: &[u8]) -> Vec<Located> {
@@ -122,11 +119,13 @@ fn json_pretty(buf: &[u8]) -> Vec<Located> {
     let mut object: Vec<u8> = Vec::new();
     let mut first = None;
     let mut message = None;
+    let mut cut_any = false;
     for (i, (s, e)) in lines(buf).enumerate() {
         let line = trim_cr(&buf[s..e]);
         let no = i as u64 + 1;
         if line == b"{" {
             object.clear();
+            cut_any = false;
             first = Some(no);
             message = None;
         }
@@ -136,7 +135,10 @@ fn json_pretty(buf: &[u8]) -> Vec<Located> {
         if line.starts_with(b"\t\"MESSAGE\" : ") {
             message = Some((no, s, e));
         }
-        object.extend_from_slice(line);
+        // a field line is cut before it is kept: the object stays small whatever its values
+        let (kept, cut) = super::json_cut::cut_long_values(line, MAX_FIELD_BYTES);
+        cut_any |= cut;
+        object.extend_from_slice(&kept);
         object.push(b'\n');
         if line == b"}" {
             let start = first.take().unwrap_or(no);
@@ -144,7 +146,8 @@ fn json_pretty(buf: &[u8]) -> Vec<Located> {
                 .iter()
                 .map(|&c| if c == b'\n' { b' ' } else { c })
                 .collect();
-            if let Some(entry) = json_entry(&compact) {
+            if let Some(mut entry) = json_entry(&compact) {
+                entry.cut |= std::mem::take(&mut cut_any);
                 let (line, ms, me) = message.unwrap_or((start, s, e));
                 out.push(Located {
                     entry,
@@ -347,7 +350,7 @@ mod tests {
     use super::*;
 
     fn one(buf: &[u8]) -> Vec<Located> {
-        entries(buf, detect(buf).expect("detected"))
+        entries(buf, detect(buf).expect("detected")).collect()
     }
 
     #[test]

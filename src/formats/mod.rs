@@ -10,6 +10,7 @@ pub mod fields;
 pub mod joblog;
 pub mod journal;
 pub mod journal_entries;
+pub mod json_cut;
 pub mod kernel;
 pub mod locale;
 pub mod nvidia_smi;

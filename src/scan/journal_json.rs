@@ -22,6 +22,7 @@ pub fn scan(buf: &[u8], set: &RecognizerSet, cap: u64) -> ScanOutput {
     let mut recognized = 0u64;
     for at in journal_entries::entries(buf, mode) {
         recognized += at.lines;
+        out.long_lines += u64::from(at.entry.cut);
         if at.entry.boot_id.is_some() && at.entry.boot_id != boot {
             if boot.is_some() {
                 out.boot_lines.push(at.line);
