@@ -9,6 +9,7 @@ use crate::input::Input;
 use crate::model::RawEvent;
 use crate::read::{self, Parsed, Reader};
 use crate::scan::{self, Located, ScanOutput};
+use crate::words::counted;
 use std::collections::BTreeMap;
 
 pub use crate::read::GpuRecord;
@@ -181,7 +182,8 @@ fn cap_events(events: &mut Vec<RawEvent>, (cap, capped): (u64, bool), warnings: 
         String::new()
     };
     warnings.push(format!(
-        "{total} event(s) past the cap of {cap} per kind per GPU were counted but not kept ({}{more}); counts stay exact",
+        "{} past the cap of {cap} per kind per GPU were counted but not kept ({}{more}); counts stay exact",
+        counted(total, "event"),
         list.join(", ")
     ));
 }
@@ -311,8 +313,8 @@ fn refine_format(format: Format, out: &ScanOutput) -> Format {
 fn scan_warnings(out: &ScanOutput, warnings: &mut Vec<String>) {
     if out.long_lines > 0 {
         warnings.push(format!(
-            "{} line(s) longer than {} bytes: cut for recognizers, still searched for anchors",
-            out.long_lines,
+            "{} longer than {} bytes: cut for recognizers, still searched for anchors",
+            counted(out.long_lines, "line"),
             scan::MAX_RECORD_BYTES
         ));
     }
@@ -320,8 +322,9 @@ fn scan_warnings(out: &ScanOutput, warnings: &mut Vec<String>) {
     let folded = out.folded_kinds();
     if !folded.is_empty() {
         warnings.push(format!(
-            "more than {} distinct host/code/GPU/rank keys of kind(s) {}: the events of the keys past a sample of {} (chosen by hash, the same on every run) were counted together, their first and last kept; counts stay exact",
+            "more than {} distinct host/code/GPU/rank keys of {} {}: the events of the keys past a sample of {} (chosen by hash, the same on every run) were counted together, their first and last kept; counts stay exact",
             scan::SAMPLED_KEYS,
+            if folded.len() == 1 { "kind" } else { "kinds" },
             folded.join(", "),
             scan::SAMPLED_KEYS
         ));
@@ -332,8 +335,8 @@ fn scan_warnings(out: &ScanOutput, warnings: &mut Vec<String>) {
 fn lost_anchor_warning(out: &ScanOutput, warnings: &mut Vec<String>) {
     if out.lost_anchors > 0 {
         warnings.push(format!(
-            "{} anchor(s) inside line(s) longer than {} bytes lay past the parts recognizers read (the line's head and the window around its last anchor): their events, if any, are lost",
-            out.lost_anchors,
+            "{} inside lines longer than {} bytes lay past the parts recognizers read (the line's head and the window around its last anchor): their events, if any, are lost",
+            counted(out.lost_anchors, "anchor"),
             scan::MAX_RECORD_BYTES
         ));
     }

@@ -573,7 +573,7 @@ fn timestamps_going_backwards_are_ordered_by_time_with_a_warning() {
     let r = analyze_expect(&[f.to_str().unwrap()], 0);
     let w = warnings_of(&r, "kern.log");
     assert!(
-        w.contains("clock went backwards 1 time(s): first at line 2, 3600 s earlier than line 1"),
+        w.contains("clock went backwards once: first at line 2, 3600 s earlier than line 1"),
         "{w}"
     );
     let order: Vec<(i64, u64)> = events_of(&r, "xid")
@@ -837,7 +837,7 @@ fn repeated_xid(n: u64, max_rss_mib: u64) {
     assert_eq!(i["events_suppressed"], 2 * n - kept);
     assert!(
         i["warnings"][0].as_str().unwrap().starts_with(&format!(
-            "{} event(s) past the cap of {cap} per kind per GPU were counted but not kept",
+            "{} events past the cap of {cap} per kind per GPU were counted but not kept",
             2 * n - kept
         )),
         "{}",

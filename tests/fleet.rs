@@ -217,7 +217,7 @@ fn discovery_groups_files_into_bundles_by_the_documented_rules() {
     let (code, out, err) = scan(&["--list", &r]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("hosts/n02/logs/kern.log.gz"), "{out}");
-    assert!(out.contains("9 bundle(s), 9 file(s)"), "{out}");
+    assert!(out.contains("9 bundles, 9 files"), "{out}");
     let mut listed = 0;
     for k in 0..3 {
         let (_, out, _) = scan(&["--list", "--shard", &format!("{k}/3"), &r]);
@@ -530,7 +530,7 @@ fn exclude_drops_files_bundles_and_archive_members_from_a_scan() {
     let (code, out, err) = scan(&args);
     assert_eq!(code, 0, "{err}");
     assert!(
-        err.contains("--exclude skipped 2 file(s); 2 bundle(s)"),
+        err.contains("--exclude skipped 2 files; 2 bundles had"),
         "{err}"
     );
     let lines = jsonl(&out);

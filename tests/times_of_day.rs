@@ -52,7 +52,7 @@ fn a_trainer_log_takes_its_dates_from_the_kernel_log_of_its_host() {
         .contains(&cuda["id"].clone()));
     let notes = r["notes"].to_string();
     assert!(
-        notes.contains("train.log: 3 time(s) of day dated from the dated lines of"),
+        notes.contains("train.log: 3 times of day dated from the dated lines of"),
         "{notes}"
     );
 }

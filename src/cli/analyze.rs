@@ -6,6 +6,7 @@ use super::common::{
 };
 use super::output::{extension, output_path, write_output, write_output_with};
 use clap::{Args, ValueEnum};
+use faultline::words::counted;
 use faultline::{report, Options};
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -378,8 +379,9 @@ fn nothing_recognized(a: &faultline::Analysis, quiet: bool) -> Option<String> {
         .map(|i| i.lines)
         .sum();
     let what = format!(
-        "no input gave a line faultline recognizes ({} input(s), {lines} line(s) read)",
-        a.inputs.len()
+        "no input gave a line faultline recognizes ({}, {} read)",
+        counted(a.inputs.len() as u64, "input"),
+        counted(lines, "line")
     );
     if text_lines > 0 {
         if !quiet {

@@ -7,6 +7,7 @@ use super::common::{
 use super::output::{extension, output_path, write_output};
 use clap::{Args, ValueEnum};
 use faultline::report;
+use faultline::words::counted;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
@@ -226,8 +227,8 @@ fn tell_scanned(result: &faultline::fleet::ScanResult) {
     let s = &result.summary;
     let secs = result.elapsed.as_secs_f64().max(1e-9);
     eprintln!(
-        "faultline: scanned {} bundle(s) ({} on disk, {} read) in {:.2} s: {:.1} bundles/s, {:.1} MB/s on disk",
-        s.bundles,
+        "faultline: scanned {} ({} on disk, {} read) in {:.2} s: {:.1} bundles/s, {:.1} MB/s on disk",
+        counted(s.bundles, "bundle"),
         fleet::text::human_bytes(s.disk_bytes),
         fleet::text::human_bytes(s.bytes),
         secs,

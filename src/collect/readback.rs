@@ -5,6 +5,7 @@
 //! manifest's bundle facts, as a bug report's are.
 
 use crate::pipeline::InputResult;
+use crate::words::counted;
 
 /// The tool name a collect manifest's bundle facts carry.
 const TOOL: &str = "faultline collect";
@@ -55,9 +56,9 @@ pub fn apply(inputs: &mut [InputResult]) -> Vec<String> {
             name
         };
         notes.push(format!(
-            "{name}: faultline collect bundle of {host}, captured {}; {} item(s) missing",
+            "{name}: faultline collect bundle of {host}, captured {}; {} missing",
             at.as_deref().unwrap_or("at an unknown time"),
-            gaps.len()
+            counted(gaps.len() as u64, "item")
         ));
         notes.extend(gaps.iter().map(|g| format!("{name}: {g}")));
     }

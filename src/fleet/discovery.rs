@@ -22,6 +22,7 @@
 
 use crate::formats::bug_report;
 use crate::input::container::{sniff, Magic};
+use crate::words::{counted, counted_as};
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::Read;
@@ -132,7 +133,10 @@ impl Discovery {
         });
         if files > 0 {
             self.notes.push(format!(
-                "--exclude skipped {files} file(s); {bundles} bundle(s) had no other file and are not scanned"
+                "--exclude skipped {}; {} no other file and {} not scanned",
+                counted(files as u64, "file"),
+                counted_as(bundles as u64, "bundle had", "bundles had"),
+                if bundles == 1 { "is" } else { "are" }
             ));
         }
     }

@@ -6,6 +6,7 @@
 use super::bundle::{BundleLine, SCAN_SCHEMA};
 use super::summary::{self, FleetSummary, FLEET_SCHEMA};
 use crate::input::container::{sniff, Magic};
+use crate::words::counted_as;
 use std::collections::BTreeMap;
 use std::io::Read;
 
@@ -177,8 +178,9 @@ impl FileReader<'_> {
         for (why, &n) in &self.skipped {
             if n > LINE_WARNINGS_PER_FILE {
                 warnings.push(format!(
-                    "{path}: {} more line(s) skipped as {why} (only the first {LINE_WARNINGS_PER_FILE} are told)",
-                    n - LINE_WARNINGS_PER_FILE
+                    "{path}: {} more {} skipped as {why} (only the first {LINE_WARNINGS_PER_FILE} are told)",
+                    n - LINE_WARNINGS_PER_FILE,
+                    if n - LINE_WARNINGS_PER_FILE == 1 { "line" } else { "lines" }
                 ));
             }
         }
@@ -251,7 +253,15 @@ fn check_shards(
             .map(|k| format!("{k}/{n}"))
             .collect();
         if !missing.is_empty() {
-            incomplete.push(format!("missing shard output(s): {}", missing.join(", ")));
+            incomplete.push(format!(
+                "missing shard {}: {}",
+                if missing.len() == 1 {
+                    "output"
+                } else {
+                    "outputs"
+                },
+                missing.join(", ")
+            ));
         }
         for (k, files) in seen.iter().filter(|(_, f)| f.len() > 1) {
             incomplete.push(format!(
@@ -293,8 +303,8 @@ pub fn merge(paths: &[String], expect: Option<u64>) -> MergeResult {
     let summary = summary::fold(&lines);
     if summary.duplicates > 0 {
         warnings.push(format!(
-            "{} bundle(s) appear in more than one line; the last line of each counts",
-            summary.duplicates
+            "{} in more than one line; the last line of each counts",
+            counted_as(summary.duplicates, "bundle appears", "bundles appear")
         ));
     }
     MergeResult {

@@ -4,6 +4,7 @@
 use super::bundle::BundleLine;
 use super::discovery::Bundle;
 use super::summary::FleetSummary;
+use crate::words::{counted, counted_as};
 // every string that comes from an input (bundle and file names, hosts, GPU ids, drivers,
 // summaries, warnings) goes through `t` (terminal_safe) before it is written
 use crate::report::terminal_safe as t;
@@ -32,11 +33,11 @@ pub fn render_list(bundles: &[Bundle]) -> String {
     for b in bundles {
         let _ = writeln!(
             s,
-            "{}\t{}\t{}\t{} file(s)\t{}\tkey={}",
+            "{}\t{}\t{}\t{}\t{}\tkey={}",
             t(&b.name),
             b.kind.as_str(),
             t(b.host_hint.as_deref().unwrap_or("-")),
-            b.files.len(),
+            counted(b.files.len() as u64, "file"),
             human_bytes(b.disk_bytes),
             t(&b.key)
         );
@@ -51,8 +52,9 @@ pub fn render_list(bundles: &[Bundle]) -> String {
     let files: usize = bundles.iter().map(|b| b.files.len()).sum();
     let _ = writeln!(
         s,
-        "{} bundle(s), {files} file(s), {}",
-        bundles.len(),
+        "{}, {}, {}",
+        counted(bundles.len() as u64, "bundle"),
+        counted(files as u64, "file"),
         human_bytes(total)
     );
     s
@@ -104,10 +106,10 @@ pub fn render_summary(f: &FleetSummary, lines: &[BundleLine]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "faultline {} — fleet: {} bundle(s) from {} host(s){}: {} with findings, {} clean, {} unreadable, {} with warnings",
+        "faultline {} — fleet: {} from {}{}: {} with findings, {} clean, {} unreadable, {} with warnings",
         f.tool.version,
-        f.bundles,
-        f.hosts,
+        counted(f.bundles, "bundle"),
+        counted(f.hosts, "host"),
         f.shard.as_ref().map(|x| format!(" (shard {x})")).unwrap_or_default(),
         f.failing,
         f.clean,
@@ -116,8 +118,8 @@ pub fn render_summary(f: &FleetSummary, lines: &[BundleLine]) -> String {
     );
     let _ = writeln!(
         s,
-        "{} input(s), {} read, {} on disk",
-        f.inputs,
+        "{}, {} read, {} on disk",
+        counted(f.inputs, "input"),
         human_bytes(f.bytes),
         human_bytes(f.disk_bytes)
     );
@@ -198,11 +200,11 @@ fn offenders(s: &mut String, f: &FleetSummary) {
         let id = t(&id);
         let _ = writeln!(
             s,
-            "  {id:<24} {} {}  {} occasion(s) in {} bundle(s)  {}",
+            "  {id:<24} {} {}  {} in {}  {}",
             t(&g.hosts.join(",")),
             t(&g.bus_ids.join(",")),
-            g.occasions,
-            g.bundles.len(),
+            counted(g.occasions, "occasion"),
+            counted(g.bundles.len() as u64, "bundle"),
             codes_text(&g.codes)
         );
     }
@@ -213,11 +215,11 @@ fn offenders(s: &mut String, f: &FleetSummary) {
     for n in &f.nodes {
         let _ = writeln!(
             s,
-            "  {:<24} {} occasion(s), {} failing bundle(s), {} GPU(s) with failures  {}",
+            "  {:<24} {}, {}, {} with failures  {}",
             t(&n.host),
-            n.occasions,
-            n.failing,
-            n.gpus,
+            counted(n.occasions, "occasion"),
+            counted_as(n.failing, "failing bundle", "failing bundles"),
+            counted(n.gpus, "GPU"),
             codes_text(&n.layers)
         );
     }
@@ -229,7 +231,10 @@ fn drivers(s: &mut String, f: &FleetSummary) {
         s,
         "\nDrivers (bundles, failing, rate){}:",
         if f.drivers_unknown > 0 {
-            format!("; {} bundle(s) name none", f.drivers_unknown)
+            format!(
+                "; {} none",
+                counted_as(f.drivers_unknown, "bundle names", "bundles name")
+            )
         } else {
             String::new()
         }

@@ -241,7 +241,7 @@ pub(super) fn consequences_only(
         }
         if !j.silent_ranks.is_empty() && j.silent_ranks.len() <= 8 {
             let list: Vec<String> = j.silent_ranks.iter().map(|r| r.to_string()).collect();
-            missing.push(format!("rank(s) {} logged no timeout while the others did: their own logs and hosts' kernel logs", list.join(", ")));
+            missing.push(format!("{} {} logged no timeout while the others did: their own logs and hosts' kernel logs", if list.len() == 1 { "rank" } else { "ranks" }, list.join(", ")));
         }
     }
     Verdict {

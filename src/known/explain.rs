@@ -4,6 +4,7 @@
 
 use super::version::Version;
 use super::{Known, KnownSet, COMPONENTS};
+use crate::words::counted;
 use std::fmt::Write;
 
 /// The entries a query selects.
@@ -37,8 +38,8 @@ pub fn text(set: &KnownSet, words: &[String]) -> Result<String, String> {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "{} known issue(s){}\n",
-        list.len(),
+        "{}{}\n",
+        counted(list.len() as u64, "known issue"),
         if words.is_empty() {
             String::new()
         } else {

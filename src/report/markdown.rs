@@ -317,7 +317,7 @@ fn chain(
             if f.hosts == 0 {
                 String::new()
             } else {
-                format!(" on {} host(s)", f.hosts)
+                format!(" on {}", counted(f.hosts as u64, "host"))
             }
         );
     }

@@ -320,7 +320,8 @@ pub(super) fn warn_backwards(results: &mut [InputResult], pend: &[Vec<Pending>])
         }
         if let Some((line, back, from)) = first {
             r.warnings.push(format!(
-                "clock went backwards {times} time(s): first at line {line}, {back} s earlier than line {from}; events are ordered by time"
+                "clock went backwards {}: first at line {line}, {back} s earlier than line {from}; events are ordered by time",
+                if times == 1 { "once".to_string() } else { format!("{times} times") }
             ));
         }
     }

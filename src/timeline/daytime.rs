@@ -18,6 +18,7 @@
 use super::{short_host_str, TimeOptions};
 use crate::model::{RawEvent, WallStamp, DAY_US};
 use crate::pipeline::InputResult;
+use crate::words::counted;
 
 const DAY: i64 = DAY_US as i64;
 
@@ -153,8 +154,9 @@ pub(super) fn date_times_of_day(
         let n = within_file(&mut r.events);
         if n > 0 {
             notes.push(format!(
-                "{}: {n} time(s) of day dated from the dated lines of the same file (estimated)",
-                r.path
+                "{}: {} of day dated from the dated lines of the same file (estimated)",
+                r.path,
+                counted(n as u64, "time")
             ));
         }
     }
@@ -186,13 +188,15 @@ pub(super) fn date_times_of_day(
                     Source::Capture(h) => format!("the capture time of {h}'s bundle"),
                 };
                 notes.push(format!(
-                    "{}: {undated} time(s) of day dated from {from} (estimated)",
-                    r.path
+                    "{}: {} of day dated from {from} (estimated)",
+                    r.path,
+                    counted(undated as u64, "time")
                 ));
             }
             None => notes.push(format!(
-                "{}: {undated} event(s) with only a time of day that nothing dates: ordered within the file by that time (--date YYYY-MM-DD dates them)",
-                r.path
+                "{}: {} with only a time of day that nothing dates: ordered within the file by that time (--date YYYY-MM-DD dates them)",
+                r.path,
+                counted(undated as u64, "event")
             )),
         }
     }

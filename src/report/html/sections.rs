@@ -6,6 +6,7 @@
 use super::{badge, Page};
 use crate::report::json::{EventJson, IncidentJson, Report};
 use crate::report::postmortem::{self as pm, Role};
+use crate::words::counted;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -143,7 +144,7 @@ pub(super) fn chain(
             if f.hosts == 0 {
                 String::new()
             } else {
-                format!(" on {} host(s)", f.hosts)
+                format!(" on {}", counted(f.hosts as u64, "host"))
             }
         );
     }

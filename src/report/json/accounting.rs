@@ -121,10 +121,10 @@ fn filter_json(f: &crate::timeline::filter::FilterOutcome) -> FilterJson {
         String::new()
     };
     j.summary = format!(
-        "{}: kept {} of {} event occurrence(s){untimed}",
+        "{}: kept {} of {}{untimed}",
         parts.join("; "),
         j.events_kept,
-        j.events_before
+        counted(j.events_before, "event occurrence")
     );
     j
 }
@@ -204,7 +204,7 @@ const SKIP_REASONS: &[(&str, &str)] = &[
     ),
     ("binary systemd journal", "binary journal, not parsed"),
     (
-        "line(s) longer than",
+        "bytes: cut for recognizers",
         "over-long lines cut for recognizers (still searched for anchors)",
     ),
 ];
