@@ -388,4 +388,18 @@ fn collect_for_real_on_this_machine_within_30_seconds() {
             .contains("faultline collect bundle of")),
         "{notes:?}"
     );
+    // the capture's own words are no leads: the manifest (an item's purpose), the package
+    // history (`libgpg-error-dev`), the kernel command line (`panic=1`); a clean machine read
+    // `unknown` from them
+    let leads = r["verdict"]["leads"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for l in &leads {
+        let src = l["source"].as_str().unwrap();
+        assert!(
+            !src.contains("manifest.json") && !src.contains("dpkg.log") && !src.contains("cmdline"),
+            "a lead from the capture itself: {l}"
+        );
+    }
 }

@@ -206,10 +206,17 @@ impl Vocab {
     /// Where the first error word or phrase of `line` starts.
     fn first_error(&self, line: &str) -> Option<usize> {
         let b = line.as_bytes();
-        // a part of a dotted name (`ecc.errors.uncorrected`, `error.log`) is a field or a file
+        // a part of a dotted name (`ecc.errors.uncorrected`, `error.log`) is a field or a file,
+        // and an inner part of a hyphenated one (`libgpg-error-dev`, `rust-panic-hook`) a name
         let inner = |at: usize, w: &str| {
             let end = at + w.len();
-            b.get(end) == Some(&b'.') && b.get(end + 1).is_some_and(u8::is_ascii_alphanumeric)
+            let joined = |i: usize, j: usize| {
+                b.get(i) == Some(&b'-') && b.get(j).is_some_and(u8::is_ascii_alphanumeric)
+            };
+            let dotted =
+                b.get(end) == Some(&b'.') && b.get(end + 1).is_some_and(u8::is_ascii_alphanumeric);
+            let hyphened = at >= 2 && joined(at - 1, at - 2) && joined(end, end + 1);
+            dotted || hyphened
         };
         let word = words(line)
             .find(|&(at, w)| self.is_error_word(w) && !inner(at, w))
@@ -337,6 +344,23 @@ mod tests {
         assert_eq!(v.line("RuntimeError: boom"), Line::Lead);
         assert_eq!(v.line("the Error: boom"), Line::Lead);
         assert_eq!(v.line("Errorneous"), Line::Other);
+    }
+
+    #[test]
+    fn parts_of_names_are_not_words() {
+        let v = Vocab::builtin();
+        // a package in every package log names `libgpg-error`
+        let dpkg = "2026-05-09 07:29:12 status unpacked libgpg-error-dev:amd64 1.46-1";
+        assert_eq!(v.line(dpkg), Line::Other);
+        assert_eq!(
+            v.line("Upgraded: libgpg-error-1.42-1.el9.x86_64"),
+            Line::Other
+        );
+        assert_eq!(v.line("tail -n 50 error.log"), Line::Other);
+        // a hyphen on one side only is still the word
+        assert_eq!(v.line("non-fatal error: retrying"), Line::Lead);
+        assert_eq!(v.line("ERROR-1234 device lost"), Line::Lead);
+        assert_eq!(v.line("module load-error"), Line::Lead);
     }
 
     #[test]
