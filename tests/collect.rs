@@ -281,6 +281,26 @@ fn a_bundle_reads_like_the_loose_files_with_host_capture_time_and_gaps() {
             .any(|n| n.contains("faultline collect bundle of")),
         "{notes:?}"
     );
+    // scan's line of the bundle names its gaps too
+    let (code, out, err) = run(&["scan", "--format", "jsonl", tmp.path().to_str().unwrap()]);
+    assert!(code <= 1, "{err}");
+    let line: Value = out
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|l| {
+            l["bundle"]
+                .as_str()
+                .is_some_and(|b| b.ends_with("node.tar.zst"))
+        })
+        .unwrap_or_else(|| panic!("no line of node.tar.zst: {out}"));
+    let gaps = line["coverage_gaps"].as_array().expect("coverage_gaps");
+    assert!(
+        gaps.iter().any(|g| g
+            .as_str()
+            .unwrap()
+            .contains("no fabric manager log: nvidia-fabricmanager is not installed")),
+        "{line}"
+    );
 }
 
 #[test]

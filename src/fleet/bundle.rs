@@ -148,6 +148,10 @@ pub struct BundleLine {
     /// (`id: version`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub affected_by: Vec<String>,
+    /// What a capture lacks, as its manifest says (`faultline collect` bundles: "no fabric
+    /// manager log: the service is not installed").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub coverage_gaps: Vec<String>,
 }
 
 impl BundleLine {
@@ -179,6 +183,7 @@ impl BundleLine {
             unreadable: true,
             known_issues: Vec::new(),
             affected_by: Vec::new(),
+            coverage_gaps: Vec::new(),
         }
     }
 }
@@ -413,6 +418,11 @@ pub fn build(b: &Bundle, a: &Analysis, rep: &Report) -> BundleLine {
             .map(|x| format!("{}: {}", x.id, x.version))
             .collect::<BTreeSet<_>>()
             .into_iter()
+            .collect(),
+        coverage_gaps: rep
+            .hosts
+            .iter()
+            .flat_map(|h| h.coverage_gaps.iter().cloned())
             .collect(),
     }
 }

@@ -45,6 +45,7 @@ fn line(bundle: &str, host: &str, driver: &str, layer: &str, gpu: Option<GpuLine
         unreadable: false,
         known_issues: vec![],
         affected_by: vec![],
+        coverage_gaps: vec![],
     }
 }
 
