@@ -308,7 +308,7 @@ fn full_summary(
 ) -> String {
     let mut summary = v.summary.clone();
     if let Some(why) = why {
-        summary.push_str(&format!(" (the cause before its consequence: {why})"));
+        summary.push_str(&format!(" — read as the cause because {why}"));
     }
     if let (Some(p), Some(j)) = (v.primary, job) {
         let pe = &events[p];
