@@ -318,9 +318,15 @@ pub fn sentence(m: &KnownMatch) -> String {
         Status::Probable => "probably matches known issue",
         Status::Incompatible => "breaks version rule",
     };
+    // `*`: every version of the component (the line itself names what is wrong)
+    let range = if matches!(m.affected.trim(), "" | "*") {
+        format!("any {}", m.component)
+    } else {
+        format!("{} {}", m.component, m.affected)
+    };
     format!(
-        "{how} {} of {} {} ({}): {}{fix}",
-        m.id, m.component, m.affected, m.version, m.summary
+        "{how} {} of {range} ({}): {}{fix}",
+        m.id, m.version, m.summary
     )
 }
 
