@@ -202,6 +202,7 @@ fn compile(def: Cow<'static, RecognizerDef>) -> Result<Compiled, RecognizerError
         regex,
         full,
         bare,
+        exclude: std::sync::OnceLock::new(),
     })
 }
 
@@ -299,6 +300,12 @@ impl RecognizerSet {
         let (anchors, owners) = anchor_table(&compiled);
         let anchor_set = Needles::new(&anchors);
         let literals = prefilter_literals(&m.given, &anchors, &owners, &compiled);
+        let benign_only = anchors
+            .iter()
+            .zip(&owners)
+            .filter(|(_, own)| own.iter().all(|&i| compiled[i].def.benign.is_some()))
+            .map(|(a, _)| a.clone())
+            .collect();
         let prefilter = Prefilter::new(&literals)?;
         let nvrm_ids = compiled
             .iter()
@@ -308,6 +315,8 @@ impl RecognizerSet {
         Ok(RecognizerSet {
             nvrm: nvrm_knowledge(m.nvrm_user)?,
             nvrm_ids,
+            cover: std::sync::OnceLock::new(),
+            benign_only,
             compiled,
             anchor_set,
             prefilter,

@@ -39,7 +39,7 @@ pub use load::RecognizerError;
 pub(crate) use needles::Needles;
 pub use prefilter::Prefilter;
 pub use record::{Draft, Origin, Record, Told};
-pub use set::{RecognizerSet, MAX_MATCHES_PER_RECORD};
+pub use set::{recognizer_bytes, RecognizerSet, MAX_MATCHES_PER_RECORD, RECORD_WINDOW};
 
 /// The recognizers as shipped.
 pub const BUILTIN_RECOGNIZERS: &str = include_str!("../../data/recognizers.toml");

@@ -7,6 +7,20 @@
 //! hundred bytes. Here building is one sort of the strings by their first two bytes; a search
 //! tests each position of the text against a bit table of those first two bytes (8 KiB) and
 //! compares only the strings that begin there.
+//!
+//! That pair scan costs a table test per byte and a comparison per string at each position whose
+//! pair begins one: bounded, but on hostile text (60 KB of spaces, where the pair of blanks
+//! begins the indented `    Upgrade ` anchors) it came to about 50 ns a byte. A text longer than
+//! [`LONG_TEXT`] is searched with an Aho-Corasick automaton instead, built on first use (a run
+//! with no long record never builds it), whose cost is one transition per byte whatever the text.
+
+use aho_corasick::automaton::{Automaton, OverlappingState};
+use aho_corasick::dfa::DFA;
+use aho_corasick::{Input, MatchKind};
+use std::sync::OnceLock;
+
+/// Texts longer than this are searched with the automaton (see the module's comment).
+pub const LONG_TEXT: usize = 2048;
 
 /// A set of non-empty byte strings, searched for every occurrence of each (overlapping).
 pub struct Needles {
@@ -18,6 +32,8 @@ pub struct Needles {
     by_pair: Vec<(u16, u32)>,
     /// The indexes of the one-byte strings, by their byte (rare: a list, usually empty).
     single: Vec<(u8, u32)>,
+    /// The automaton over `pats` for long texts, built on first use (`None`: no pattern).
+    automaton: OnceLock<Option<DFA>>,
 }
 
 impl Needles {
@@ -49,6 +65,7 @@ impl Needles {
             pairs,
             by_pair,
             single,
+            automaton: OnceLock::new(),
         }
     }
 
@@ -63,11 +80,83 @@ impl Needles {
 
     /// True when `hay` holds a string of the set.
     pub fn is_match(&self, hay: &[u8]) -> bool {
+        if hay.len() > LONG_TEXT {
+            let mut state = OverlappingState::start();
+            return self.automaton().is_some_and(|ac| {
+                ac.try_find_overlapping(&Input::new(hay), &mut state)
+                    .is_ok()
+                    && state.get_match().is_some()
+            });
+        }
         self.until(hay, |_, _| true)
     }
 
     /// [`Needles::each`] until `stop` returns true; returns whether it did.
-    fn until(&self, hay: &[u8], mut stop: impl FnMut(usize, usize) -> bool) -> bool {
+    fn until(&self, hay: &[u8], stop: impl FnMut(usize, usize) -> bool) -> bool {
+        if hay.len() > LONG_TEXT {
+            self.until_long(hay, stop)
+        } else {
+            self.until_pairs(hay, stop)
+        }
+    }
+
+    /// The automaton over the strings (built on first use).
+    fn automaton(&self) -> Option<&DFA> {
+        self.automaton
+            .get_or_init(|| {
+                // an empty string is never found: it stays out (its index is kept by the map)
+                let kept: Vec<&[u8]> = self
+                    .pats
+                    .iter()
+                    .filter(|p| !p.is_empty())
+                    .map(|p| &p[..])
+                    .collect();
+                if kept.is_empty() {
+                    return None;
+                }
+                // the DFA itself, not `AhoCorasick`, whose searches step through a trait object
+                // (a call per byte); no prefilter: its skips fail on hostile text
+                DFA::builder()
+                    .match_kind(MatchKind::Standard)
+                    .prefilter(false)
+                    .build(kept)
+                    .ok()
+            })
+            .as_ref()
+    }
+
+    /// [`Needles::until`] on a long text: the automaton's overlapping search (occurrences come
+    /// by their ends), reported in the order of their starts.
+    fn until_long(&self, hay: &[u8], mut stop: impl FnMut(usize, usize) -> bool) -> bool {
+        let Some(ac) = self.automaton() else {
+            return false;
+        };
+        // the automaton's pattern ids count only the non-empty strings
+        let index: Vec<u32> = (0..self.pats.len() as u32)
+            .filter(|&i| !self.pats[i as usize].is_empty())
+            .collect();
+        let mut found: Vec<(usize, u32)> = Vec::new();
+        let (input, mut state) = (Input::new(hay), OverlappingState::start());
+        while let Ok(()) = ac.try_find_overlapping(&input, &mut state) {
+            let Some(m) = state.get_match() else { break };
+            found.push((m.start(), index[m.pattern().as_usize()]));
+        }
+        // the pair scan's order: by start, then the strings of two bytes or more by their first
+        // pair and index, then the one-byte strings
+        let rank = |&(at, p): &(usize, u32)| {
+            let pat = &self.pats[p as usize];
+            match **pat {
+                [_] => (at, 1, u16::MAX, p),
+                [a, b, ..] => (at, 0, u16::from_le_bytes([a, b]), p),
+                [] => (at, 2, 0, p),
+            }
+        };
+        found.sort_unstable_by_key(rank);
+        found.into_iter().any(|(at, p)| stop(at, p as usize))
+    }
+
+    /// [`Needles::until`] by the table of first pairs.
+    fn until_pairs(&self, hay: &[u8], mut stop: impl FnMut(usize, usize) -> bool) -> bool {
         for i in 0..hay.len() {
             if let Some(&b) = hay.get(i + 1) {
                 let k = u16::from_le_bytes([hay[i], b]);
@@ -118,13 +207,19 @@ mod tests {
             .build(&pats[..pats.len() - 1])
             .unwrap();
         let n = Needles::new(pats);
-        for hay in [
+        let short = [
             "",
             "d",
             "NVRM: Xid (PCI:0000:3b:00): 79, Killed process 12 ssss",
             "KilledKilled processNVRMNVRM",
             "\u{e9}t\u{e9} d\u{e9}j\u{e0} vu, NV",
-        ] {
+        ];
+        // the same texts made long, searched by the automaton
+        let long: Vec<String> = short
+            .iter()
+            .map(|h| format!("{h}{}{h} Xid", " ".repeat(LONG_TEXT)))
+            .collect();
+        for hay in short.into_iter().chain(long.iter().map(String::as_str)) {
             let mut want: Vec<(usize, usize)> = ac
                 .find_overlapping_iter(hay)
                 .map(|m| (m.start(), m.pattern().as_usize()))

@@ -156,6 +156,20 @@ impl Prefilter {
         self.groups.iter().filter_map(|g| g.find(hay)).min()
     }
 
+    /// The starts of the literal hits in `hay` of the candidate-line search's groups
+    /// (leftmost-first within a group: a literal's every occurrence is a hit or overlaps one),
+    /// in the order of the groups (neither sorted nor without repeats).
+    pub fn hits(&self, hay: &[u8]) -> Vec<usize> {
+        if self.packed.is_empty() {
+            return self.starts(hay);
+        }
+        let mut out = Vec::new();
+        for s in &self.packed {
+            out.extend(s.find_iter(hay).map(|m| m.start()));
+        }
+        out
+    }
+
     /// The starts of every literal hit in `hay` (leftmost-first within a group), sorted and
     /// without repeats.
     pub fn starts(&self, hay: &[u8]) -> Vec<usize> {

@@ -1,6 +1,7 @@
 //! The recognizer set at work: which recognizers own an anchor, running them on a record
 //! (specific before generic) and settling the drafts of one record.
 
+use super::needles::LONG_TEXT;
 use super::{aer, cper, cuda, fabric, job, ntstatus, nvml, nvrm, regexes, signals, verbs, xid};
 use super::{Draft, Needles, Prefilter, RecognizerDef, Record, TraceDef};
 use crate::model::LineStamp;
@@ -17,6 +18,69 @@ pub(super) struct Compiled {
     pub(super) full: &'static super::record::Origin,
     /// The origin of the drafts its built-in parser makes (no attachment, no catalog table).
     pub(super) bare: &'static super::record::Origin,
+    /// Searchers of its `exclude` words, built on its first run (a `str::contains` per word
+    /// searched a long record byte by byte, and built its searcher on every call; building
+    /// them all at load cost two milliseconds).
+    pub(super) exclude: std::sync::OnceLock<Vec<memchr::memmem::Finder<'static>>>,
+}
+
+impl Compiled {
+    /// The searchers of its `exclude` words.
+    fn exclude(&self) -> &[memchr::memmem::Finder<'static>] {
+        self.exclude.get_or_init(|| {
+            let words = self.def.exclude.iter();
+            words
+                .map(|x| memchr::memmem::Finder::new(x.as_bytes()).into_owned())
+                .collect()
+        })
+    }
+}
+
+/// Records whose message is longer than this are read by each recognizer through a window of
+/// this many bytes around its first anchor (see [`window`]).
+pub const RECORD_WINDOW: usize = 4096;
+/// Bytes of the window before the recognizer's first anchor.
+const WINDOW_BEFORE: usize = 1024;
+
+thread_local! {
+    /// Bytes of message the recognizers were given on this thread (see [`recognizer_bytes`]).
+    static READ: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Bytes of record messages that recognizers (their regexes, parsers and the tables read after
+/// them) were given on this thread so far: one count per recognizer run, of the window it read.
+/// What bounds their cost per byte of input (issue 37, finding 6); for tests.
+pub fn recognizer_bytes() -> u64 {
+    READ.with(|r| r.get())
+}
+
+/// The part `(start, end)` of a record's message `body` that recognizer `c` reads: all of it
+/// up to [`RECORD_WINDOW`] bytes (and always for an `every_match` recognizer, whose matches run
+/// along the line); else the [`RECORD_WINDOW`] bytes that begin [`WINDOW_BEFORE`] bytes before
+/// its first anchor in the message (the message's head when none is there). Without it each of
+/// the fifteen recognizers of `NCCL WARN` ran its regex (captures over a match as long as the
+/// line), the NCCL tables' fifty-odd searches and its exclusions over the whole of a 60 KB
+/// record: 3.4-20 MB/s on such lines.
+fn window(c: &Compiled, body: &str) -> (usize, usize) {
+    if body.len() <= RECORD_WINDOW || c.def.every_match {
+        return (0, body.len());
+    }
+    let first = c
+        .def
+        .anchors
+        .iter()
+        .filter_map(|a| memchr::memmem::find(body.as_bytes(), a.as_bytes()))
+        .min()
+        .unwrap_or(0);
+    let mut start = first.saturating_sub(WINDOW_BEFORE);
+    while !body.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = (start + RECORD_WINDOW).min(body.len());
+    while !body.is_char_boundary(end) {
+        end += 1;
+    }
+    (start, end)
 }
 
 /// All recognizers, with their anchors and the prefilter.
@@ -50,6 +114,46 @@ pub struct RecognizerSet {
     pub(super) nvrm: NvrmKnowledge,
     /// Ids of the recognizers with the `nvrm` parser.
     pub(super) nvrm_ids: Vec<&'static str>,
+    /// The search that finds where anchors may lie in a long record (see
+    /// [`RecognizerSet::owners_in`]), built on first use.
+    pub(super) cover: std::sync::OnceLock<Option<Cover>>,
+    /// The anchors only benign recognizers own (the prefilter's literals cover the others).
+    pub(super) benign_only: Vec<String>,
+}
+
+/// The anchors that hold no other anchor, searched at SIMD speed: every anchor holds one of
+/// them, so every anchor of a text lies near one of their hits.
+pub(super) struct Cover {
+    search: Prefilter,
+    /// Bytes around a hit that an anchor holding it may reach: before it, and after its start.
+    reach: (usize, usize),
+}
+
+impl Cover {
+    /// The cover of `anchors` by `literals` (the prefilter's, which cover all but the anchors
+    /// only benign recognizers own) and those anchors; the anchors themselves are kept for the
+    /// reach.
+    pub(super) fn new(
+        literals: &[String],
+        benign_only: &[String],
+        anchors: &[String],
+    ) -> Option<Cover> {
+        // without the blanks around them (`    Upgrade `: a search for blanks stops at every
+        // byte of a run of them)
+        let mut all: Vec<String> = literals.to_vec();
+        all.extend(benign_only.iter().map(|a| match a.trim() {
+            t if t.len() >= 3 => t.to_string(),
+            _ => a.clone(),
+        }));
+        all.sort_unstable();
+        all.dedup();
+        let longest = |v: &[String]| v.iter().map(String::len).max().unwrap_or(0);
+        let reach = (longest(anchors), longest(&all) + longest(anchors));
+        Some(Cover {
+            search: Prefilter::new(&all).ok()?,
+            reach,
+        })
+    }
 }
 
 /// The NVRM knowledge a set runs with.
@@ -198,15 +302,45 @@ impl RecognizerSet {
 
     /// The recognizers owning an anchor that `text` holds (anchors may overlap: "Killed" inside
     /// "Killed process"), sorted, each once.
+    ///
+    /// A text longer than [`LONG_TEXT`] is searched for anchors only around the hits of the
+    /// anchors' cover ([`Cover`]: a SIMD search of the whole text), so that its cost per byte
+    /// is that search's, not a step of the anchors' automaton per byte.
     pub fn owners_in(&self, text: &str) -> Vec<usize> {
         let mut out: Vec<usize> = Vec::new();
-        self.anchor_set.each(text.as_bytes(), |_, p| {
+        let mut add = |_, p: usize| {
             for &o in &self.anchor_owners[p] {
                 if !out.contains(&o) {
                     out.push(o);
                 }
             }
-        });
+        };
+        let b = text.as_bytes();
+        let cover = || Cover::new(&self.prefilter_literals, &self.benign_only, &self.anchors);
+        // built only when a long text comes: a run of short records never pays for it
+        match (b.len() > LONG_TEXT).then(|| self.cover.get_or_init(cover)) {
+            Some(Some(c)) => {
+                let (before, after) = c.reach;
+                let mut region: Option<(usize, usize)> = None;
+                let mut hits = c.search.hits(b);
+                hits.sort_unstable();
+                for h in hits {
+                    let (s, e) = (h.saturating_sub(before), (h + after).min(b.len()));
+                    match &mut region {
+                        Some((_, re)) if s <= *re => *re = e.max(*re),
+                        _ => {
+                            if let Some((rs, re)) = region.replace((s, e)) {
+                                self.anchor_set.each(&b[rs..re], &mut add);
+                            }
+                        }
+                    }
+                }
+                if let Some((rs, re)) = region {
+                    self.anchor_set.each(&b[rs..re], &mut add);
+                }
+            }
+            _ => self.anchor_set.each(b, &mut add),
+        }
         out.sort_unstable();
         out
     }
@@ -257,18 +391,36 @@ impl RecognizerSet {
     pub fn apply(&self, idx: usize, rec: &Record<'_>, out: &mut Vec<Draft>) -> bool {
         let c = &self.compiled[idx];
         let def = &c.def;
-        if def.exclude.iter().any(|x| rec.body.contains(x.as_str())) {
-            return false;
-        }
         if !def.anchors.iter().any(|a| rec.full.contains(a.as_str())) {
             return false;
         }
+        // a long message is read through a window around the recognizer's anchor: its regex is
+        // given the message up to the window's end and starts at the window's start (so that
+        // `^` and `\b` see the text before it), its exclusions, parsers and tables the window
+        let (ws, we) = window(c, rec.body);
+        let seen = &rec.body.as_bytes()[ws..we];
+        if c.exclude().iter().any(|x| x.find(seen).is_some()) {
+            return false;
+        }
+        READ.with(|r| r.set(r.get() + (we - ws) as u64));
+        let (upto, windowed);
+        let rec = if (ws, we) == (0, rec.body.len()) {
+            upto = rec.body;
+            rec
+        } else {
+            upto = &rec.body[..we];
+            windowed = Record {
+                body: &rec.body[ws..we],
+                ..*rec
+            };
+            &windowed
+        };
         if def.benign.is_some() {
             return c
                 .regex
                 .as_ref()
                 .and_then(|r| r.for_text(rec.body))
-                .is_some_and(|re| re.is_match(rec.body));
+                .is_some_and(|re| re.is_match_at(upto, ws));
         }
         let start = out.len();
         match def.parser.as_deref() {
@@ -302,7 +454,7 @@ impl RecognizerSet {
             Some("fabric_manager") => {
                 fabric::fm_drafts(rec, out);
             }
-            _ => regex_drafts(c, rec.body, out),
+            _ => regex_drafts(c, (upto, ws), out),
         }
         let mut i = start;
         while i < out.len() {
@@ -339,9 +491,10 @@ impl RecognizerSet {
 
 /// The drafts of a recognizer defined by its regex: one per match with `every_match` (at most
 /// [`MAX_MATCHES_PER_RECORD`], spread evenly, the last one always kept, each with its segment
-/// and matched text), else one of the first match.
-fn regex_drafts(c: &Compiled, body: &str, out: &mut Vec<Draft>) {
-    let Some(re) = c.regex.as_ref().and_then(|r| r.for_text(body)) else {
+/// and matched text), else one of the first match. `body` is searched from `from` on (the
+/// start of the recognizer's window, see [`window`]).
+fn regex_drafts(c: &Compiled, (body, from): (&str, usize), out: &mut Vec<Draft>) {
+    let Some(re) = c.regex.as_ref().and_then(|r| r.for_text(&body[from..])) else {
         return;
     };
     if c.def.every_match {
@@ -358,7 +511,7 @@ fn regex_drafts(c: &Compiled, body: &str, out: &mut Vec<Draft>) {
             }
             out.push(d);
         }
-    } else if let Some(caps) = re.captures(body) {
+    } else if let Some(caps) = re.captures_at(body, from) {
         out.push(draft_from(c, re, &caps));
     }
 }

@@ -10,13 +10,25 @@ pub fn normalize_body(s: &str) -> String {
     } else {
         s
     };
-    if s.contains("#012") || s.contains("\\012") || s.contains("\\x0a") {
+    // the escapes begin with `#` or `\\`: most texts hold neither
+    let escaped = memchr::memchr2(b'#', b'\\', s.as_bytes()).is_some()
+        && (s.contains("#012") || s.contains("\\012") || s.contains("\\x0a"));
+    if escaped {
         s.replace("#012", "\n")
             .replace("\\012", "\n")
             .replace("\\x0a", "\n")
     } else {
         s.to_string()
     }
+}
+
+/// [`normalize_body`] of an owned text: the text itself when there is nothing to undo or cut
+/// (no copy of a long record).
+pub fn normalize_owned(s: String) -> String {
+    if s.len() <= MAX_RECORD_BYTES && memchr::memchr2(b'#', b'\\', s.as_bytes()).is_none() {
+        return s;
+    }
+    normalize_body(&s)
 }
 
 fn floor_char(s: &str, mut i: usize) -> usize {

@@ -1,14 +1,11 @@
 //! One candidate line: its record, the recognizers on it, and the events it gives.
 
 use super::lines::{
-    is_continuation, is_hard_wrap, lossy, next_line, prev_line, trim_cr, MIN_WRAPPED_WIDTH,
+    is_continuation, is_hard_wrap, lossy, next_line, prev_line, text, trim_cr, MIN_WRAPPED_WIDTH,
 };
 use super::memo::Known;
 use super::record::{borrow_stamp, context, record_text};
-use super::{
-    kreport, longline, normalize_body, tally, Located, ScanOutput, MAX_MESSAGE_BYTES,
-    MAX_RECORD_BYTES,
-};
+use super::{kreport, longline, tally, Located, ScanOutput, MAX_MESSAGE_BYTES, MAX_RECORD_BYTES};
 use crate::events::{Draft, RecognizerSet, Record};
 use crate::formats::record::Scope;
 use crate::formats::wrapper::{strip_ansi, FileWrappers};
@@ -98,15 +95,13 @@ fn texts(parts: &[&[u8]], head: &LineHead<'_>, fw: &FileWrappers) -> (String, St
     if body.contains('\x1b') {
         body = strip_ansi(&body);
     }
-    let body = normalize_body(&body);
+    let body = crate::events::text::normalize_owned(body);
     let mut full = String::new();
     for (i, p) in parts.iter().enumerate() {
         if i > 0 {
             full.push('\n');
         }
-        full.push_str(&String::from_utf8_lossy(
-            &p[..p.len().min(MAX_RECORD_BYTES)],
-        ));
+        full.push_str(&text(&p[..p.len().min(MAX_RECORD_BYTES)]));
     }
     if full.contains('\x1b') {
         full = strip_ansi(&full);

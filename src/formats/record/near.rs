@@ -48,7 +48,12 @@ pub(super) fn forget() {
 }
 
 fn classify(buf: &[u8], ls: usize, le: usize) -> Line {
-    let t = trim_cr(&buf[ls..le]).trim_ascii();
+    let t = trim_cr(&buf[ls..le]).trim_ascii_start();
+    // only a boundary (or a blank line) needs its end trimmed: a rule of `-` or `=`
+    let t = match t.first() {
+        Some(b'-' | b'=') | None => t.trim_ascii_end(),
+        _ => t,
+    };
     let class = if is_boundary(t) {
         Class::Boundary
     } else if memchr::memchr2(b'{', b'}', t).is_none()
