@@ -1,7 +1,6 @@
 //! Text of a record as recognizers read it.
 
-/// Lines longer than this are cut for recognizers (the whole line is still searched for anchors).
-pub const MAX_RECORD_BYTES: usize = 64 * 1024;
+pub use crate::formats::MAX_RECORD_BYTES;
 
 /// Undoes rsyslog/kmsg escapes of newlines and cuts overly long text.
 pub fn normalize_body(s: &str) -> String {

@@ -67,6 +67,10 @@ pub enum Shape {
     DmesgDelta,
 }
 
+/// Lines longer than this are cut for recognizers (the whole line is still searched for
+/// anchors); the time-line readers look no further into a line either.
+pub const MAX_RECORD_BYTES: usize = 64 * 1024;
+
 /// Number of [`Shape`] variants (size of per-shape counters).
 pub const SHAPES: usize = 18;
 

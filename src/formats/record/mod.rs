@@ -335,7 +335,7 @@ pub fn record_stamp(buf: &[u8], start: usize, end: usize) -> Option<RecordTime> 
     };
     for l in buf[start..end].split(|&c| c == b'\n') {
         // a huge line is read up to the record cap, never whole
-        let l = trim_cr(&l[..l.len().min(crate::scan::MAX_RECORD_BYTES)]);
+        let l = trim_cr(&l[..l.len().min(super::MAX_RECORD_BYTES)]);
         let own = match time_line(l) {
             Some((ws, Scope::Record)) => Some(ws),
             _ => json_time_anywhere(l),
