@@ -108,11 +108,14 @@ pub fn judge_line(
     if !e.codes.is_empty() && !l.code.is_some_and(|c| e.codes.contains(&c)) {
         return None;
     }
-    if k.pattern.as_ref().is_some_and(|p| !p.is_match(l.message)) {
+    if k.pattern
+        .as_ref()
+        .is_some_and(|p| !p.is_match(l.message.as_bytes()))
+    {
         return None;
     }
     if let Some(p) = &k.products {
-        if !hf.products.is_empty() && !hf.products.iter().any(|n| p.is_match(n)) {
+        if !hf.products.is_empty() && !hf.products.iter().any(|n| p.is_match(n.as_bytes())) {
             return None;
         }
     }
@@ -139,7 +142,7 @@ pub fn judge_line(
     let dated = set
         .hints
         .iter()
-        .find(|h| h.hint.version_of == of && h.pattern.is_match(l.message));
+        .find(|h| h.hint.version_of == of && h.pattern.is_match(l.message.as_bytes()));
     if let Some(h) = dated {
         return k.range.overlaps(&h.range).then(|| {
             (
@@ -391,7 +394,7 @@ pub fn affects(k: &Known, hf: &HostFacts) -> Option<String> {
         return None;
     }
     if let Some(p) = &k.products {
-        if !hf.products.iter().any(|n| p.is_match(n)) {
+        if !hf.products.iter().any(|n| p.is_match(n.as_bytes())) {
             return None;
         }
     }

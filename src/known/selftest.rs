@@ -87,7 +87,7 @@ pub fn self_test(set: &KnownSet, rs: &RecognizerSet) -> Vec<String> {
     for h in &set.hints {
         for (list, want) in [(&h.hint.samples, true), (&h.hint.rejects, false)] {
             for s in list {
-                if h.pattern.is_match(s) != want {
+                if h.pattern.is_match(s.as_bytes()) != want {
                     out.push(format!("hint {}: {s:?}", h.hint.id));
                 }
             }

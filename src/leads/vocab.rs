@@ -4,7 +4,7 @@
 //! scope. Everything a line is tested with is here; [`super`] walks the inputs.
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
-use regex::Regex;
+use regex::bytes::{Regex, RegexBuilder};
 use serde::Deserialize;
 use std::collections::HashSet;
 
@@ -116,8 +116,10 @@ pub struct Vocab {
     suffixes: Vec<String>,
     phrases: Vec<String>,
     levels: HashSet<String>,
-    benign: Vec<Regex>,
-    health: Vec<Regex>,
+    /// The benign and health regexes: compiled on the first line that needs them (a clean
+    /// input never does, and they were a third of a one-line run's start-up).
+    regexes: std::sync::OnceLock<(Vec<Regex>, Vec<Regex>)>,
+    sources: (Vec<String>, Vec<String>),
     /// What a buffer is searched for: words, suffixes, phrases and the health wordings' anchors.
     pub(super) search: AhoCorasick,
     /// The scope words, case-insensitive.
@@ -144,14 +146,20 @@ impl Vocab {
         static V: std::sync::OnceLock<Vocab> = std::sync::OnceLock::new();
         V.get_or_init(|| {
             let f: LeadsFile = crate::embedded::load(crate::embedded::LEADS, "leads");
-            Vocab::compile(&f.leads).unwrap_or_else(|e| panic!("data/leads.toml: {e}"))
+            Vocab::new(&f.leads).unwrap_or_else(|e| panic!("data/leads.toml: {e}"))
         })
     }
 
-    /// Compiles the table.
+    /// Compiles the table, its regexes at once (errors are told here).
     pub fn compile(d: &LeadsDef) -> Result<Vocab, String> {
-        let ci = |r: &str| Regex::new(&format!("(?i){r}")).map_err(|e| e.to_string());
-        let cs = |r: &str| Regex::new(r).map_err(|e| e.to_string());
+        let v = Vocab::new(d)?;
+        let compiled = compile_regexes(&v.sources)?;
+        let _ = v.regexes.set(compiled);
+        Ok(v)
+    }
+
+    /// The table with its searches built and its regexes left to their first use.
+    fn new(d: &LeadsDef) -> Result<Vocab, String> {
         let mut lits: Vec<&str> = d.words.iter().map(String::as_str).collect();
         lits.extend(d.suffixes.iter().map(String::as_str));
         lits.extend(d.phrases.iter().map(String::as_str));
@@ -169,16 +177,11 @@ impl Vocab {
             suffixes: d.suffixes.clone(),
             phrases: d.phrases.clone(),
             levels: d.levels.iter().cloned().collect(),
-            benign: d
-                .benign
-                .iter()
-                .map(|b| ci(&b.regex))
-                .collect::<Result<_, _>>()?,
-            health: d
-                .health
-                .iter()
-                .map(|h| cs(&h.regex))
-                .collect::<Result<_, _>>()?,
+            regexes: std::sync::OnceLock::new(),
+            sources: (
+                d.benign.iter().map(|b| b.regex.clone()).collect(),
+                d.health.iter().map(|h| h.regex.clone()).collect(),
+            ),
             search,
             scope,
             explained: d
@@ -189,15 +192,30 @@ impl Vocab {
         })
     }
 
+    /// (benign, health) regexes, compiled on first use; the built-in ones compile (their
+    /// self-test compiles them at once), a user's table is compiled by [`Vocab::compile`].
+    fn regexes(&self) -> &(Vec<Regex>, Vec<Regex>) {
+        self.regexes.get_or_init(|| {
+            compile_regexes(&self.sources).unwrap_or_else(|e| panic!("data/leads.toml: {e}"))
+        })
+    }
+
     /// What `line` is (without the recognizers: see [`super`]).
     pub fn line(&self, line: &str) -> Line {
-        if let Some(i) = self.health.iter().position(|r| r.is_match(line)) {
+        if let Some(i) = self
+            .regexes()
+            .1
+            .iter()
+            .position(|r| r.is_match(line.as_bytes()))
+        {
             return Line::Health(i);
         }
         let Some(at) = self.first_error(line) else {
             return Line::Other;
         };
-        if self.level_before(line, at) || self.benign.iter().any(|r| r.is_match(line)) {
+        if self.level_before(line, at)
+            || self.regexes().0.iter().any(|r| r.is_match(line.as_bytes()))
+        {
             return Line::Other;
         }
         Line::Lead
@@ -324,6 +342,30 @@ pub fn self_test(d: &LeadsDef) -> Vec<String> {
         }
     }
     bad
+}
+
+/// Compiles (benign, health) regexes with ASCII classes (`\w`, `\b`, `\s`, case): log words
+/// are ASCII, and the Unicode classes cost most of their compile time.
+fn compile_regexes(
+    (benign, health): &(Vec<String>, Vec<String>),
+) -> Result<(Vec<Regex>, Vec<Regex>), String> {
+    let build = |r: &String, ci: bool| {
+        RegexBuilder::new(r)
+            .unicode(false)
+            .case_insensitive(ci)
+            .build()
+            .map_err(|e| e.to_string())
+    };
+    Ok((
+        benign
+            .iter()
+            .map(|r| build(r, true))
+            .collect::<Result<_, _>>()?,
+        health
+            .iter()
+            .map(|r| build(r, false))
+            .collect::<Result<_, _>>()?,
+    ))
 }
 
 #[cfg(test)]
