@@ -12,6 +12,7 @@ pub mod manifest;
 pub mod readback;
 mod redact;
 mod run;
+mod sources;
 pub mod tarzst;
 
 pub use items::OptIn;

@@ -561,36 +561,28 @@ mod tests {
             let (_back, spare) = channel();
             (Pipe { tx, spare }, rx)
         };
-        let body = vec![b'x'; 300];
         let notes: Notes = Arc::default();
-        let n = pump(
-            &mut &body[..],
-            &p,
-            &notes,
-            "t",
-            &Limits::default(),
-            (300, &|| 300),
-        );
-        assert_eq!(n, 300);
-        let Ok(Msg::Data(buf)) = rx.try_recv() else {
-            panic!("no data")
+        // (bytes produced, the first chunk sent) for `body` with a size hint
+        let first = |body: &[u8], hint: u64| {
+            let n = pump(
+                &mut &body[..],
+                &p,
+                &notes,
+                "t",
+                &Limits::default(),
+                (hint, &|| 1 << 40),
+            );
+            let Ok(Msg::Data(buf)) = rx.try_recv() else {
+                panic!("no data")
+            };
+            while rx.try_recv().is_ok() {}
+            (n, buf)
         };
-        assert_eq!(buf.len(), 300);
+        let (n, buf) = first(&[b'x'; 300], 300);
+        assert_eq!((n, buf.len()), (300, 300));
         assert!(buf.capacity() <= 4096, "{}", buf.capacity());
         // with no size known, chunks as before
-        let big = vec![b'y'; CHUNK + 10];
-        let n = pump(
-            &mut &big[..],
-            &p,
-            &notes,
-            "t",
-            &Limits::default(),
-            (u64::MAX, &|| 1 << 40),
-        );
-        assert_eq!(n, (CHUNK + 10) as u64);
-        let Ok(Msg::Data(first)) = rx.try_recv() else {
-            panic!("no data")
-        };
-        assert_eq!(first.len(), CHUNK);
+        let (n, buf) = first(&vec![b'y'; CHUNK + 10], u64::MAX);
+        assert_eq!((n, buf.len()), ((CHUNK + 10) as u64, CHUNK));
     }
 }
