@@ -84,6 +84,10 @@ pub struct RecognizerDef {
 pub(crate) struct PrefilterDef {
     #[serde(default)]
     pub(crate) literals: Vec<String>,
+    /// Substrings of the literals searched in their place, one packed searcher per list (see
+    /// `events/prefilter/gates.rs`).
+    #[serde(default)]
+    pub(crate) gates: Vec<Vec<String>>,
 }
 
 /// One recognizer file (built-in or the user's) as written.

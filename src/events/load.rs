@@ -94,6 +94,7 @@ pub(super) fn builtin_samples(def: &RecognizerDef) -> Option<&'static (Vec<Strin
 struct Merged {
     defs: Vec<Cow<'static, RecognizerDef>>,
     given: Vec<String>,
+    gates: Vec<Vec<String>>,
     derived: BTreeMap<i64, Vec<String>>,
     trace: TraceDef,
     nvrm_user: Vec<nvrm::NvrmFile>,
@@ -109,6 +110,7 @@ impl Merged {
     fn add_tables(&mut self, f: &RecognizerFile) -> Result<(), RecognizerError> {
         if let Some(p) = &f.prefilter {
             self.given.extend(p.literals.iter().cloned());
+            self.gates.extend(p.gates.iter().cloned());
         }
         if let Some(t) = &f.trace {
             self.trace = t.clone();
@@ -306,7 +308,7 @@ impl RecognizerSet {
             .filter(|(_, own)| own.iter().all(|&i| compiled[i].def.benign.is_some()))
             .map(|(a, _)| a.clone())
             .collect();
-        let prefilter = Prefilter::new(&literals)?;
+        let prefilter = Prefilter::new(&literals, &m.gates)?;
         let nvrm_ids = compiled
             .iter()
             .filter(|c| c.def.parser.as_deref() == Some("nvrm"))

@@ -6,19 +6,12 @@ use aho_corasick::packed;
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind, Span};
 
 mod buckets;
+mod gates;
 
 /// Literals per SIMD searcher: aho-corasick's fast (slim Teddy) search holds up to 32; past 64
 /// it falls back to an automaton an order of magnitude slower. A larger set is split into groups
 /// searched one after the other, each at SIMD speed.
 const PREFILTER_GROUP: usize = 32;
-
-/// Literals per searcher of the candidate-line search ([`Prefilter::lines`]): the packed (Fat
-/// Teddy) searcher holds up to 64 in its fast regime. Measured on the 256 MiB benchmark log and
-/// the Xid storm with the 118 built-in literals, two balanced groups of 59 searched with the
-/// packed searchers directly take 0.23 s and 0.12 s of CPU where four slim groups through the
-/// automaton take 0.32 s and 0.28 s: half the passes over the bytes, and no automaton run per
-/// hit.
-const LINE_GROUP: usize = 64;
 
 /// The searcher of one group of literals. A packed (Teddy) searcher is all aho-corasick itself
 /// runs for a leftmost-first search of a few literals: its matches are returned as they are and
@@ -74,27 +67,31 @@ impl Group {
 }
 
 /// The prefilter: the literal set in groups of at most [`PREFILTER_GROUP`], one SIMD searcher
-/// each, and the same literals in balanced groups of at most [`LINE_GROUP`] for the search of
-/// candidate lines.
+/// each, and the gates of the search of candidate lines ([`gates`]).
 pub struct Prefilter {
     groups: Vec<Group>,
-    /// The packed searchers of [`Prefilter::lines`] (empty where none can be built: the
+    /// The gate searchers of [`Prefilter::lines`] (`None` where none can be built: the
     /// automaton groups are used instead).
-    packed: Vec<packed::Searcher>,
+    gates: Option<gates::Gates>,
     /// A literal holds a newline (an overridden set): [`Prefilter::lines`] reads the lines of
     /// [`Prefilter::starts`].
     multiline: bool,
 }
 
 impl Prefilter {
-    pub(super) fn new(literals: &[String]) -> Result<Prefilter, RecognizerError> {
+    /// The prefilter of `literals`, its candidate lines found through the `gates` (groups of
+    /// substrings of the literals, one searcher each; a literal that holds none is its own).
+    pub(super) fn new(
+        literals: &[String],
+        gates: &[Vec<String>],
+    ) -> Result<Prefilter, RecognizerError> {
         let groups = literals
             .chunks(PREFILTER_GROUP)
             .map(Group::new)
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Prefilter {
             groups,
-            packed: packed_groups(literals),
+            gates: gates::Gates::new(literals, gates),
             multiline: literals.iter().any(|l| l.contains('\n')),
         })
     }
@@ -116,14 +113,13 @@ impl Prefilter {
             }
             return found;
         }
-        let n = if self.packed.is_empty() {
-            self.groups.len()
-        } else {
-            self.packed.len()
-        };
+        let n = self
+            .gates
+            .as_ref()
+            .map_or(self.groups.len(), gates::Gates::passes);
         for k in 0..n {
-            let find = |from: usize, to: usize| match self.packed.get(k) {
-                Some(p) => p.find_in(hay, Span::from(from..to)).map(|m| m.start()),
+            let find = |from: usize, to: usize| match &self.gates {
+                Some(g) => g.find_in(k, hay, from, to),
                 None => self.groups[k].find_in(hay, from, to),
             };
             if k == 0 {
@@ -156,17 +152,14 @@ impl Prefilter {
         self.groups.iter().filter_map(|g| g.find(hay)).min()
     }
 
-    /// The starts of the literal hits in `hay` of the candidate-line search's groups
-    /// (leftmost-first within a group: a literal's every occurrence is a hit or overlaps one),
-    /// in the order of the groups (neither sorted nor without repeats).
+    /// The starts of the literals in `hay` found through the gates (every occurrence; neither
+    /// sorted nor without repeats).
     pub fn hits(&self, hay: &[u8]) -> Vec<usize> {
-        if self.packed.is_empty() {
+        let Some(g) = &self.gates else {
             return self.starts(hay);
-        }
+        };
         let mut out = Vec::new();
-        for s in &self.packed {
-            out.extend(s.find_iter(hay).map(|m| m.start()));
-        }
+        g.literal_starts(hay, &mut out);
         out
     }
 
@@ -183,27 +176,6 @@ impl Prefilter {
         }
         out
     }
-}
-
-/// The literals in balanced groups of at most [`LINE_GROUP`], one packed searcher each, in the
-/// order that fills its buckets with literals alike ([`buckets`]); none if a group cannot be
-/// built (no SIMD searcher on this machine).
-fn packed_groups(literals: &[String]) -> Vec<packed::Searcher> {
-    if literals.is_empty() {
-        return Vec::new();
-    }
-    let n = literals.len().div_ceil(LINE_GROUP);
-    let per = literals.len().div_ceil(n);
-    let mut config = packed::Config::new();
-    config.match_kind(packed::MatchKind::LeftmostFirst);
-    let built: Option<Vec<packed::Searcher>> = literals
-        .chunks(per)
-        .map(|g| {
-            let g: Vec<&String> = g.iter().collect();
-            config.builder().extend(buckets::order(&g)).build()
-        })
-        .collect();
-    built.unwrap_or_default()
 }
 
 /// The lines of `hay[from..to]` (`from` at a line start, `to` at a line start or the end of
@@ -245,7 +217,7 @@ mod tests {
         .iter()
         .map(|s| s.to_string())
         .collect();
-        let pre = Prefilter::new(&lits).unwrap();
+        let pre = Prefilter::new(&lits, &[]).unwrap();
         let ac = AhoCorasickBuilder::new()
             .match_kind(MatchKind::LeftmostFirst)
             .build(&lits)

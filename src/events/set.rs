@@ -150,7 +150,7 @@ impl Cover {
         let longest = |v: &[String]| v.iter().map(String::len).max().unwrap_or(0);
         let reach = (longest(anchors), longest(&all) + longest(anchors));
         Some(Cover {
-            search: Prefilter::new(&all).ok()?,
+            search: Prefilter::new(&all, &[]).ok()?,
             reach,
         })
     }
