@@ -36,7 +36,7 @@ fn main() {
     let set = faultline::events::RecognizerSet::load(&[]).expect("built-in recognizers");
     let literals: Vec<String> = set.prefilter_literals.clone();
     let lines = corpus_lines(&args);
-    let (subs, false_lines) = measure(&literals, &lines);
+    let (subs, cost) = measure(&literals, &lines);
     println!(
         "# {} literals, {} corpus lines ({} files)",
         literals.len(),
@@ -47,14 +47,14 @@ fn main() {
     if std::env::var_os("CURVE").is_some() {
         for k in 0..24 {
             let price = 0.01 * 2f64.powi(k);
-            let g = cover(&sets, literals.len(), &false_lines, price);
-            let f: u64 = g.iter().map(|&x| false_lines[x]).sum();
-            println!("price {price:>10.2}: {} gates, {f} false lines", g.len());
+            let g = cover(&sets, literals.len(), &cost, price);
+            let f: u64 = g.iter().map(|&x| cost[x]).sum();
+            println!("price {price:>10.2}: {} gates, cost {f}", g.len());
         }
     }
     let mut price = 1.0f64;
     loop {
-        let gates = cover(&sets, literals.len(), &false_lines, price);
+        let gates = cover(&sets, literals.len(), &cost, price);
         if gates.len() <= max || price > 1e7 {
             let freq = byte_freq(&literals, &lines);
             let names: Vec<&[u8]> = gates.iter().map(|&g| subs[g].as_bytes()).collect();
@@ -62,7 +62,7 @@ fn main() {
                 .into_iter()
                 .map(|g| g.into_iter().map(|i| gates[i]).collect())
                 .collect();
-            report(&literals, &subs, &false_lines, &groups, price);
+            report(&literals, &subs, &cost, &groups, price);
             return;
         }
         price *= 2.0;
@@ -100,7 +100,7 @@ fn measure(literals: &[String], lines: &[Vec<u8>]) -> (Vec<String>, Vec<u64>) {
     subs.dedup();
     let lits = AhoCorasick::new(literals).expect("literals");
     let all = AhoCorasick::new(&subs).expect("substrings");
-    let mut false_lines = vec![0u64; subs.len()];
+    let mut cost = vec![0u64; subs.len()];
     let mut seen = vec![u32::MAX; subs.len()];
     for (n, line) in lines.iter().enumerate() {
         if lits.find(line).is_some() {
@@ -110,7 +110,7 @@ fn measure(literals: &[String], lines: &[Vec<u8>]) -> (Vec<String>, Vec<u64>) {
             let p = m.pattern().as_usize();
             if seen[p] != n as u32 {
                 seen[p] = n as u32;
-                false_lines[p] += 1;
+                cost[p] += 1;
             }
         }
     }
@@ -123,11 +123,11 @@ fn measure(literals: &[String], lines: &[Vec<u8>]) -> (Vec<String>, Vec<u64>) {
                 *grams.entry(w).or_default() += 1;
             }
         }
-        for (s, f) in subs.iter().zip(false_lines.iter_mut()) {
+        for (s, f) in subs.iter().zip(cost.iter_mut()) {
             *f += grams.get(&s.as_bytes()[..4]).copied().unwrap_or(0);
         }
     }
-    (subs, false_lines)
+    (subs, cost)
 }
 
 /// The literals each substring is part of, as bit sets.
@@ -149,7 +149,7 @@ fn count(a: &[u64], not: &[u64]) -> u32 {
 
 /// A greedy cover: the substring with the most uncovered literals per (false lines + price),
 /// until every literal is covered; then the gates not needed are dropped.
-fn cover(sets: &[Vec<u64>], n: usize, false_lines: &[u64], price: f64) -> Vec<usize> {
+fn cover(sets: &[Vec<u64>], n: usize, cost: &[u64], price: f64) -> Vec<usize> {
     let words = n.div_ceil(64);
     let mut covered = vec![0u64; words];
     for i in n..words * 64 {
@@ -160,7 +160,7 @@ fn cover(sets: &[Vec<u64>], n: usize, false_lines: &[u64], price: f64) -> Vec<us
         let best = (0..sets.len())
             .map(|s| {
                 (
-                    count(&sets[s], &covered) as f64 / (false_lines[s] as f64 + price),
+                    count(&sets[s], &covered) as f64 / (cost[s] as f64 + price),
                     s,
                 )
             })
@@ -173,13 +173,13 @@ fn cover(sets: &[Vec<u64>], n: usize, false_lines: &[u64], price: f64) -> Vec<us
         }
         gates.push(best);
     }
-    prune(sets, false_lines, gates)
+    prune(sets, cost, gates)
 }
 
 /// Drops the gates not needed, most false lines first: a gate goes when every literal it
 /// covers holds another gate kept.
-fn prune(sets: &[Vec<u64>], false_lines: &[u64], mut gates: Vec<usize>) -> Vec<usize> {
-    gates.sort_by_key(|&g| std::cmp::Reverse(false_lines[g]));
+fn prune(sets: &[Vec<u64>], cost: &[u64], mut gates: Vec<usize>) -> Vec<usize> {
+    gates.sort_by_key(|&g| std::cmp::Reverse(cost[g]));
     let mut k = 0;
     while k < gates.len() {
         let g = gates[k];
@@ -199,15 +199,9 @@ fn prune(sets: &[Vec<u64>], false_lines: &[u64], mut gates: Vec<usize>) -> Vec<u
     gates
 }
 
-fn report(
-    literals: &[String],
-    subs: &[String],
-    false_lines: &[u64],
-    groups: &[Vec<usize>],
-    price: f64,
-) {
+fn report(literals: &[String], subs: &[String], cost: &[u64], groups: &[Vec<usize>], price: f64) {
     let gates: Vec<usize> = groups.iter().flatten().copied().collect();
-    let total: u64 = gates.iter().map(|&g| false_lines[g]).sum();
+    let total: u64 = gates.iter().map(|&g| cost[g]).sum();
     println!(
         "# {} gates in {} searchers (price {price}), cost {total}",
         gates.len(),
@@ -237,7 +231,7 @@ fn report(
         println!(
             "#   {:?}: {}, {}",
             subs[g],
-            false_lines[g],
+            cost[g],
             by_gate.get(subs[g].as_str()).unwrap_or(&0)
         );
     }
