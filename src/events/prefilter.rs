@@ -119,7 +119,7 @@ impl Prefilter {
             .map_or(self.groups.len(), gates::Gates::passes);
         for k in 0..n {
             let find = |from: usize, to: usize| match &self.gates {
-                Some(g) => g.find_in(k, hay, from, to),
+                Some(g) => self.through_gates(g, k, hay, (from, to)),
                 None => self.groups[k].find_in(hay, from, to),
             };
             if k == 0 {
@@ -144,6 +144,33 @@ impl Prefilter {
             }
         }
         found
+    }
+
+    /// [`gates::Gates::find_in`], a crowded line's rest searched for the literals themselves.
+    fn through_gates(
+        &self,
+        g: &gates::Gates,
+        k: usize,
+        hay: &[u8],
+        (mut from, to): (usize, usize),
+    ) -> Option<usize> {
+        loop {
+            match g.find_in(k, hay, from, to)? {
+                gates::Hit::At(p) => return Some(p),
+                gates::Hit::Crowded(p) => {
+                    let end = memchr::memchr(b'\n', &hay[p..to]).map_or(to, |i| p + i);
+                    let first = self
+                        .groups
+                        .iter()
+                        .filter_map(|x| x.find_in(hay, p, end))
+                        .min();
+                    if first.is_some() {
+                        return first;
+                    }
+                    from = end + 1;
+                }
+            }
+        }
     }
 
     /// The start of the first literal in `hay`, if any.
@@ -269,5 +296,33 @@ mod tests {
             .collect();
         assert!(want.len() >= lits.len());
         assert_eq!(set.prefilter.lines(hay.as_bytes()), want);
+    }
+}
+
+#[cfg(test)]
+mod crowded {
+    use super::*;
+
+    /// Lines packed with a gate that is no literal are searched for the literals themselves
+    /// past the crowd: a literal after it is found, a line with none is not a candidate.
+    #[test]
+    fn a_line_crowded_with_a_gate_is_searched_for_the_literals() {
+        let literals: Vec<String> = ["e Err", "XYZW", "NCCL"].map(String::from).to_vec();
+        let gates = vec![vec!["e Er".to_string(), "XYZW".to_string()]];
+        let pre = Prefilter::new(&literals, &gates).unwrap();
+        let crowd = "e Ere".repeat(40);
+        let hay = format!("{crowd}\n{crowd} NCCL\n{crowd} e Err\nplain\nx XYZW\n{crowd}XYZW\n");
+        let want: Vec<(usize, usize)> = hay
+            .split_inclusive('\n')
+            .scan(0usize, |at, line| {
+                let s = *at;
+                *at += line.len();
+                Some((s, s + line.len() - 1, line))
+            })
+            .filter(|(_, _, line)| literals.iter().any(|l| line.contains(l.as_str())))
+            .map(|(s, e, _)| (s, e))
+            .collect();
+        assert_eq!(want.len(), 4);
+        assert_eq!(pre.lines(hay.as_bytes()), want);
     }
 }

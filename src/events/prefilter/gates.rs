@@ -21,6 +21,19 @@ use aho_corasick::Span;
 /// Strings per packed searcher at most (its fast regime, Fat Teddy).
 const GROUP: usize = 64;
 
+/// Gate hits that are no literal, in one search, before the rest of the line is searched for
+/// the literals themselves.
+const CROWD: usize = 16;
+
+/// What a search through the gates found.
+#[derive(Debug, PartialEq)]
+pub(super) enum Hit {
+    /// A literal, in the line of this position.
+    At(usize),
+    /// Many gate hits that were no literal, the last at this position.
+    Crowded(usize),
+}
+
 /// The gate searchers and what each gate stands for.
 pub(super) struct Gates {
     /// One packed searcher per group of gates, with the index of its first gate.
@@ -68,15 +81,13 @@ impl Gates {
     }
 
     /// A position in `hay[from..to]` inside the first line there that holds a literal whose
-    /// gate searcher `k` searches (the gate's hit), if any.
-    pub(super) fn find_in(
-        &self,
-        k: usize,
-        hay: &[u8],
-        mut from: usize,
-        to: usize,
-    ) -> Option<usize> {
+    /// gate searcher `k` searches (the gate's hit), if any; or, after [`CROWD`] gate hits that
+    /// were no literal, where the last of them is ([`Hit::Crowded`]): the caller searches the
+    /// rest of that line for the literals themselves, so that a line packed with a gate (60 KB
+    /// of `e Er`) costs one search, not a restart at each hit.
+    pub(super) fn find_in(&self, k: usize, hay: &[u8], mut from: usize, to: usize) -> Option<Hit> {
         let (s, first) = &self.searchers[k];
+        let mut misses = 0;
         while from < to {
             let m = s.find_in(hay, Span::from(from..to))?;
             let p = m.start();
@@ -84,7 +95,11 @@ impl Gates {
                 .literal_at(first + m.pattern().as_usize(), hay, p)
                 .is_some()
             {
-                return Some(p);
+                return Some(Hit::At(p));
+            }
+            misses += 1;
+            if misses == CROWD {
+                return Some(Hit::Crowded(p));
             }
             from = p + 1;
         }
@@ -244,7 +259,8 @@ mod tests {
             got.sort_unstable();
             got.dedup();
             assert_eq!(got, want, "{t:?}");
-            let found = (0..g.passes()).any(|k| g.find_in(k, t.as_bytes(), 0, t.len()).is_some());
+            let found = (0..g.passes())
+                .any(|k| matches!(g.find_in(k, t.as_bytes(), 0, t.len()), Some(Hit::At(_))));
             assert_eq!(found, !want.is_empty(), "{t:?}");
         }
     }
