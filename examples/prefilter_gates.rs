@@ -305,8 +305,24 @@ fn rate(members: &[usize], gates: &[&[u8]], freq: &[f64; 256]) -> f64 {
 /// balanced searchers of at most 64, sorted runs in 16 buckets each, then swaps between any
 /// two buckets of any searchers while that lowers the sum of their rates.
 fn layout(gates: &[&[u8]], freq: &[f64; 256]) -> Vec<Vec<usize>> {
-    let searchers = gates.len().div_ceil(64);
-    let nb = searchers * BUCKETS;
+    // searchers of 64 gates in 16 buckets (Fat Teddy), the last one of 32 or fewer in 8 (Slim
+    // Teddy, twice the bytes per step); a bucket holds four gates at most in both
+    let mut owner: Vec<usize> = Vec::new();
+    let (mut left, mut k) = (gates.len(), 0);
+    let mut per: Vec<usize> = Vec::new();
+    while left > 0 {
+        let buckets = if left > 32 { BUCKETS } else { BUCKETS / 2 };
+        per.push(buckets);
+        left = left.saturating_sub(buckets * 4);
+    }
+    let searchers = per.len();
+    while owner.len() < per.iter().sum::<usize>() {
+        if owner.iter().filter(|&&o| o == k).count() < per[k] {
+            owner.push(k);
+        }
+        k = (k + 1) % searchers;
+    }
+    let nb = owner.len();
     let mut sorted: Vec<usize> = (0..gates.len()).collect();
     sorted.sort_by_key(|&i| gates[i]);
     let (q, r) = (gates.len() / nb, gates.len() % nb);
@@ -330,11 +346,15 @@ fn layout(gates: &[&[u8]], freq: &[f64; 256]) -> Vec<Vec<usize>> {
     }
     let total: f64 = sets.iter().map(|s| rate(s, gates, freq)).sum();
     eprintln!("layout: {searchers} searchers, accepted share of positions {total:.5}");
-    // searcher k holds buckets k, k + searchers, ... (so each has 16 of the balanced sizes);
-    // within it, one literal of each bucket in turn, the longer buckets first
+    // within a searcher, one gate of each bucket in turn, the longer buckets first
     let mut out = Vec::new();
     for k in 0..searchers {
-        let mut mine: Vec<&Vec<usize>> = sets.iter().skip(k).step_by(searchers).collect();
+        let mut mine: Vec<&Vec<usize>> = sets
+            .iter()
+            .zip(&owner)
+            .filter(|(_, &o)| o == k)
+            .map(|(s, _)| s)
+            .collect();
         mine.sort_by_key(|s| std::cmp::Reverse(s.len()));
         let most = mine.first().map_or(0, |s| s.len());
         let mut group = Vec::new();
