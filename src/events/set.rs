@@ -173,8 +173,14 @@ fn draft_from(c: &Compiled, re: &Regex, caps: &regex::Captures<'_>) -> Draft {
     let def = &c.def;
     let mut d = Draft::new(&def.kind);
     d.origin = c.full;
-    for name in re.capture_names().flatten() {
-        let Some(m) = caps.name(name) else { continue };
+    // the details made at once, one block: the fixed ones first, so that a capture of the same
+    // name wins (they are added only when absent)
+    let mut attrs: Vec<(&str, &str)> = def.details.iter().map(|(k, v)| (&**k, &**v)).collect();
+    for (name, m) in re
+        .capture_names()
+        .flatten()
+        .filter_map(|n| Some((n, caps.name(n)?)))
+    {
         let v = m.as_str().trim();
         match name {
             "gpu" => {
@@ -193,19 +199,15 @@ fn draft_from(c: &Compiled, re: &Regex, caps: &regex::Captures<'_>) -> Draft {
                         tod_us: None,
                     });
                 }
-                d.attrs.insert_str("at", v);
+                attrs.push(("at", v));
             }
-            _ => {
-                d.attrs.insert_str(name, v);
-            }
+            _ => attrs.push((name, v)),
         }
     }
     if d.code.is_none() {
         d.code = def.code;
     }
-    for (k, v) in &def.details {
-        d.attrs.insert_if_absent(k, v);
-    }
+    d.attrs = attrs.into_iter().collect();
     d
 }
 
