@@ -52,9 +52,7 @@ impl Literals {
             .map(|s| Some(id(&mut all, s.path.as_deref()?)));
         let paths = paths.collect();
         Literals {
-            search: (!all.is_empty())
-                .then(|| AhoCorasick::new(&all).ok())
-                .flatten(),
+            search: (!all.is_empty()).then(|| searcher(&all)).flatten(),
             names,
             texts,
             paths,
@@ -104,4 +102,11 @@ fn id<'a>(all: &mut Vec<&'a str>, s: &'a str) -> usize {
             all.len() - 1
         }
     }
+}
+
+/// The searcher of `all`: a DFA (a step per byte; the default automaton took about 0.7 µs on an
+/// NCCL line of 200 bytes).
+fn searcher(all: &[&str]) -> Option<AhoCorasick> {
+    let kind = Some(aho_corasick::AhoCorasickKind::DFA);
+    AhoCorasick::builder().kind(kind).build(all).ok()
 }
