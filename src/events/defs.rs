@@ -170,6 +170,7 @@ impl RecognizerFile {
             nccl: self.nccl_result.clone(),
             system: self.nccl_system.clone(),
             crash: self.crash_library.clone(),
+            literals: Default::default(),
         }
     }
 }

@@ -200,12 +200,27 @@ fn compile(def: Cow<'static, RecognizerDef>) -> Result<Compiled, RecognizerError
         ..full.clone()
     });
     Ok(Compiled {
-        def,
         regex,
         full,
         bare,
         exclude: std::sync::OnceLock::new(),
+        single: single(&def),
+        def,
     })
+}
+
+/// True when a recognizer's drafts are at most one event of its own kind (see
+/// [`Compiled::single`]): a regex without parser, attachment, `every_match`, segment or the
+/// NVML table (which gives the kind).
+fn single(def: &RecognizerDef) -> bool {
+    let segment = |r: &String| r.contains("P<segment>") || r.contains("(?<segment>");
+    def.parser.is_none()
+        && def.benign.is_none()
+        && def.attach_to.is_none()
+        && !def.every_match
+        && def.kind != "nvml_error"
+        && !def.details.contains_key("segment")
+        && def.regex.as_ref().is_some_and(|r| !segment(r))
 }
 
 /// Every distinct anchor in recognizer order, with the recognizers that own each.

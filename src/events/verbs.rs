@@ -9,6 +9,7 @@
 use super::{Draft, Record};
 use crate::model::Severity;
 use serde::Deserialize;
+use std::borrow::Cow;
 
 /// The verbs table as shipped.
 pub const BUILTIN_VERBS: &str = include_str!("../../data/verbs.toml");
@@ -153,29 +154,30 @@ pub fn ib_drafts(rec: &Record<'_>, table: &[VerbsEntry], out: &mut Vec<Draft>) -
     };
     let entry = key.and_then(|k| lookup(table, family, k));
     let mut d = Draft::new("nccl_error");
-    d.attrs.insert(
+    // the details made at once, one block (an insert each made a block of its own)
+    let mut attrs: Vec<(&str, Cow<'_, str>)> = vec![(
         "family",
         match family {
             Family::Completion => "ib_completion",
             Family::Async => "ib_async_event",
         }
         .into(),
-    );
-    place_attrs(body, rest, &mut d);
+    )];
+    place_attrs(body, rest, &mut attrs);
     let class = entry.map_or("unknown", |e| e.class.as_str());
     if let Some(e) = entry {
-        let k = if family == Family::Completion {
-            "ib_status"
-        } else {
-            "ib_event"
+        let (k, name) = match family {
+            Family::Completion => ("ib_status", "ib_status_name"),
+            Family::Async => ("ib_event", "ib_event_name"),
         };
-        d.attrs.insert(k, e.value.to_string());
-        d.attrs.insert_str(&format!("{k}_name"), &e.name);
-        d.attrs.insert("ib_class", class.to_string());
+        attrs.push((k, e.value.to_string().into()));
+        attrs.push((name, e.name.as_str().into()));
+        attrs.push(("ib_class", class.into()));
     }
     if let Some(hint) = points_at(class) {
-        d.attrs.insert("points_at", hint.into());
+        attrs.push(("points_at", hint.into()));
     }
+    d.attrs = attrs.into_iter().collect();
     if entry.is_none() && !rest.starts_with("CQE with error") {
         // a completion or async wording without a status: an NCCL error, no link verdict
         d.severity = Some(Severity::Error);
@@ -201,24 +203,23 @@ fn family_of(body: &str) -> Option<(Family, usize)> {
 }
 
 /// Where the error happened: the peer, the vendor's error code, the HCA and its port.
-fn place_attrs(body: &str, rest: &str, d: &mut Draft) {
+fn place_attrs<'a>(body: &'a str, rest: &'a str, attrs: &mut Vec<(&str, Cow<'a, str>)>) {
     if let Some(v) = rest
         .find("from peer ")
         .and_then(|_| detail(rest, "from peer ", &[' ']))
     {
-        d.attrs
-            .insert("peer", v.split('<').next().unwrap_or(v).to_string());
+        attrs.push(("peer", v.split('<').next().unwrap_or(v).into()));
     }
     if let Some(v) =
         detail(rest, "vendor err ", &[' ', ')']).or_else(|| detail(rest, "vendor_err=", &[' ']))
     {
-        d.attrs.insert("vendor_err", v.to_string());
+        attrs.push(("vendor_err", v.into()));
     }
     if let Some(v) = detail(rest, "hca ", &[' ']) {
-        d.attrs.insert("hca", v.to_string());
+        attrs.push(("hca", v.into()));
     }
     if let Some(v) = device_port(body) {
-        d.attrs.insert("ib_port", v.to_string());
+        attrs.push(("ib_port", v.into()));
     }
 }
 

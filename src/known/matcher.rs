@@ -94,6 +94,21 @@ impl<'a> Line<'a> {
     }
 }
 
+/// True when a line of this kind, code and message is one entry `k` speaks of (before its
+/// products and versions are looked at).
+fn fits(k: &Known, (kind, code, message): (&str, Option<i64>, &str)) -> bool {
+    let e = &k.entry;
+    if e.kinds.is_empty() || !e.kinds.iter().any(|x| x == kind) {
+        return false;
+    }
+    if !e.codes.is_empty() && !code.is_some_and(|c| e.codes.contains(&c)) {
+        return false;
+    }
+    k.pattern
+        .as_ref()
+        .is_none_or(|p| p.is_match(message.as_bytes()))
+}
+
 /// The verdict of one entry on one line: its status, the version read, and the fact used.
 pub fn judge_line(
     k: &Known,
@@ -102,16 +117,7 @@ pub fn judge_line(
     hf: &HostFacts,
 ) -> Option<(Status, String, Option<Fact>)> {
     let e = &k.entry;
-    if e.kinds.is_empty() || !e.kinds.iter().any(|x| x == l.kind) {
-        return None;
-    }
-    if !e.codes.is_empty() && !l.code.is_some_and(|c| e.codes.contains(&c)) {
-        return None;
-    }
-    if k.pattern
-        .as_ref()
-        .is_some_and(|p| !p.is_match(l.message.as_bytes()))
-    {
+    if !fits(k, (l.kind, l.code, l.message)) {
         return None;
     }
     if let Some(p) = &k.products {
@@ -184,8 +190,9 @@ pub fn apply(
 ) -> Vec<KnownMatch> {
     let facts = super::facts::gather(events, inputs);
     let mut out: Vec<KnownMatch> = Vec::new();
+    let mut found = Found::default();
     for k in &set.entries {
-        line_matches(k, set, events, incidents, &facts, &mut out);
+        line_matches(k, set, (events, incidents), (&facts, &mut found), &mut out);
     }
     for m in &out {
         if let Some(i) = m.incident {
@@ -216,36 +223,40 @@ pub fn apply(
 }
 
 /// The matches of entry `k` on the lines: one per incident (or per host, for lines in none).
+/// An event's host facts and details are read only once its kind, code and message fit.
 fn line_matches(
     k: &Known,
     set: &KnownSet,
-    events: &[Event],
-    incidents: &[Incident],
-    facts: &Facts,
+    (events, incidents): (&[Event], &[Incident]),
+    (facts, found): (&Facts, &mut Found),
     out: &mut Vec<KnownMatch>,
 ) {
     if k.entry.kinds.is_empty() {
         return;
     }
     for (i, e) in events.iter().enumerate() {
-        if !k.entry.kinds.iter().any(|x| x == e.kind) {
+        if !fits(k, (e.kind, e.code, &e.message)) {
             continue;
         }
         let hf = facts.of(e.host.as_deref());
         let Some((status, version, fact)) = judge_line(k, set, &Line::of(e), &hf) else {
             continue;
         };
-        let incident = incidents.iter().position(|inc| inc.events.contains(&i));
+        let incident = found.incident_of(incidents, i);
         let host = e.host.as_deref().map(str::to_string);
-        let same = out.iter_mut().find(|m| {
-            m.id == k.entry.id && m.incident == incident && (incident.is_some() || m.host == host)
-        });
-        if let Some(m) = same {
+        let key = (
+            k.entry.id.clone(),
+            incident,
+            host.clone().filter(|_| incident.is_none()),
+        );
+        if let Some(&at) = found.matches.get(&key) {
+            let m: &mut KnownMatch = &mut out[at];
             if m.events.len() < 3 && !m.events.contains(&i) {
                 m.events.insert(m.events.len().min(2), i);
             }
             continue;
         }
+        found.matches.insert(key, out.len());
         let mut ev = vec![i];
         ev.extend(fact.as_ref().and_then(|f| f.event).filter(|&x| x != i));
         out.push(KnownMatch {
@@ -263,6 +274,37 @@ fn line_matches(
             host,
             incident,
         });
+    }
+}
+
+/// What the line matches found so far: where each match is (by entry id, incident, and host
+/// when in no incident), and the first incident of each event (made on the first match; a
+/// search of every incident's events per matched line was quadratic on many matched lines).
+#[derive(Default)]
+struct Found {
+    matches: std::collections::HashMap<(String, Option<usize>, Option<String>), usize>,
+    incident: Option<Vec<u32>>,
+}
+
+impl Found {
+    /// The first incident holding event `i`.
+    fn incident_of(&mut self, incidents: &[Incident], i: usize) -> Option<usize> {
+        let first = self.incident.get_or_insert_with(|| {
+            let mut first = Vec::new();
+            for (n, inc) in incidents.iter().enumerate().rev() {
+                for &e in &inc.events {
+                    if first.len() <= e {
+                        first.resize(e + 1, u32::MAX);
+                    }
+                    first[e] = n as u32;
+                }
+            }
+            first
+        });
+        first
+            .get(i)
+            .filter(|&&n| n != u32::MAX)
+            .map(|&n| n as usize)
     }
 }
 

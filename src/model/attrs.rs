@@ -206,9 +206,19 @@ impl Attrs {
     /// place in it rather than a copy. Values shorter than [`SHARED_FROM`] bytes are kept as
     /// they are. Changes nothing that the other methods tell.
     pub(crate) fn share(&mut self, text: &Arc<str>) {
-        if self.shared().is_some_and(|t| Arc::ptr_eq(t, text))
-            || !self.values().any(|v| v.len() >= SHARED_FROM)
+        if self.shared().is_some_and(|t| Arc::ptr_eq(t, text)) {
+            return;
+        }
+        // the value `build` would hold in the text (the first of the longest)
+        let longest = self
+            .values()
+            .filter(|v| v.len() >= SHARED_FROM)
+            .reduce(|l, v| if v.len() > l.len() { v } else { l });
+        let Some(longest) = longest else { return };
+        if self.shared().is_none()
+            && memchr::memmem::find(text.as_bytes(), longest.as_bytes()).is_none()
         {
+            // it would be a copy again: the block as it is
             return;
         }
         if let Some(next) = Attrs::build(self.iter(), Some(text.clone())) {

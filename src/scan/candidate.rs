@@ -133,7 +133,7 @@ pub(super) fn recognize(
         rank,
     };
     let mut drafts = Vec::new();
-    set.apply_all(&sorted, &rec, &mut drafts);
+    set.apply_all_once(&sorted, &rec, &mut drafts);
     set.settle(&mut drafts);
     // one event per kind (per segment of a long line) per record: the first of each
     fn key(d: &Draft) -> (&str, Option<&str>) {

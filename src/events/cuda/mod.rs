@@ -5,6 +5,7 @@
 //! ECC error); NCCL errors get their result's reading ([`nccl`]); a crash gets the reading of
 //! the library it happened in.
 
+mod held;
 pub mod nccl;
 pub mod table;
 pub mod wrappers;

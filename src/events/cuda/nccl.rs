@@ -7,6 +7,7 @@
 //! recognizer (`details = { nccl_result = ... }`), or from NCCL's return trace
 //! (`NCCL INFO init.cc:840 -> 5`, the `nccl_return` attachment merged into the error above it).
 
+use super::held::Held;
 use super::{reading, CudaTables, Entry};
 use crate::events::Draft;
 
@@ -27,12 +28,7 @@ const OWN_READING: [&str; 7] = [
 ];
 
 /// The result a line names: a result name, `NCCL Error N:`/`NCCL error N:`, or a result text.
-fn result_in<'t>(t: &'t CudaTables, body: &str) -> Option<&'t Entry> {
-    let named = t.nccl.iter().rev().find(|r| {
-        r.name
-            .as_deref()
-            .is_some_and(|n| n != "ncclSuccess" && body.contains(n))
-    });
+fn result_in<'t>(t: &'t CudaTables, body: &str, held: &Held) -> Option<&'t Entry> {
     let numbered = || {
         let at = body
             .find("NCCL Error ")
@@ -47,9 +43,9 @@ fn result_in<'t>(t: &'t CudaTables, body: &str) -> Option<&'t Entry> {
             .then(|| t.nccl_by_value(digits.parse().ok()?))
             .flatten()
     };
-    named
+    t.nccl_named(held)
         .or_else(numbered)
-        .or_else(|| t.nccl_by_text(body))
+        .or_else(|| t.nccl_by_text_held(body, held))
         .or_else(|| t.nccl_by_text(reported(body)?))
 }
 
@@ -79,8 +75,10 @@ pub fn annotate(t: &CudaTables, d: &mut Draft, body: &str) {
         let code = d.attrs.get("nccl_code")?.parse().ok()?;
         t.nccl_by_value(code)
     };
-    let result = given.or_else(traced).or_else(|| result_in(t, body));
-    let system = t.system_error(body);
+    // the tables' literals in the record, found once for every lookup below
+    let held = t.held(body);
+    let result = given.or_else(traced).or_else(|| result_in(t, body, &held));
+    let system = t.system_error_held(body, &held);
     if let Some(r) = result {
         if let Some(n) = r.name.as_deref() {
             d.attrs.insert_str("nccl_result", n);

@@ -2,6 +2,7 @@
 //! text and number, cuBLAS/cuDNN statuses by name, NCCL results by name, text and value, the
 //! system errors NCCL reports by path and errno, and the libraries a crash can happen in.
 
+use super::held::{Held, Literals};
 use crate::model::Layer;
 use serde::Deserialize;
 
@@ -80,6 +81,8 @@ pub struct CudaTables {
     pub system: Vec<Entry>,
     /// Libraries a crash can happen in (`[[crash_library]]`).
     pub crash: Vec<Entry>,
+    /// The searcher of the NCCL tables' literals, built on first use (see [`Literals`]).
+    pub literals: std::sync::OnceLock<Literals>,
 }
 
 /// A code found in a table: the name to show and the entry.
@@ -166,17 +169,48 @@ impl CudaTables {
     /// The NCCL result whose text `text` holds (`unhandled cuda error`); a short text
     /// (`timeout`) only when it is the whole of what `text` reports.
     pub fn nccl_by_text(&self, text: &str) -> Option<&Entry> {
+        self.nccl_by_text_held(text, &self.held(text))
+    }
+
+    /// [`CudaTables::nccl_by_text`] with the literals `text` holds found already.
+    pub(super) fn nccl_by_text_held(&self, text: &str, held: &Held) -> Option<&Entry> {
         let reported = text.trim().trim_matches('\'');
-        self.nccl.iter().rev().find(|r| {
-            r.texts.iter().any(|x| {
-                (x.len() >= 12 && text.contains(x.as_str())) || (!x.is_empty() && reported == x)
-            })
-        })
+        let lit = self.literals();
+        let i = (0..self.nccl.len()).rev().find(|&i| {
+            lit.text_in(held, i)
+                || self.nccl[i]
+                    .texts
+                    .iter()
+                    .any(|x| !x.is_empty() && reported == x)
+        });
+        i.map(|i| &self.nccl[i])
+    }
+
+    /// The NCCL result whose name `held`'s text holds (the last such entry).
+    pub(super) fn nccl_named(&self, held: &Held) -> Option<&Entry> {
+        let lit = self.literals();
+        let i = (0..self.nccl.len()).rev().find(|&i| lit.name_in(held, i));
+        i.map(|i| &self.nccl[i])
+    }
+
+    /// The searcher of the NCCL tables' literals.
+    fn literals(&self) -> &Literals {
+        self.literals.get_or_init(|| Literals::new(self))
+    }
+
+    /// The literals of the NCCL tables that `text` holds.
+    pub(super) fn held(&self, text: &str) -> Held {
+        self.literals().held(text)
     }
 
     /// The system error whose path `text` names, with its errno (or `strerror` text) when the
     /// entry needs one; an entry with an errno before one without.
     pub fn system_error(&self, text: &str) -> Option<&Entry> {
+        self.system_error_held(text, &self.held(text))
+    }
+
+    /// [`CudaTables::system_error`] with the literals `text` holds found already.
+    pub(super) fn system_error_held(&self, text: &str, held: &Held) -> Option<&Entry> {
         let errno_ok = |s: &Entry| match s.errno {
             None => true,
             Some(n) => {
@@ -185,12 +219,15 @@ impl CudaTables {
                     || s.strerror.as_deref().is_some_and(|x| text.contains(x))
             }
         };
-        let fits = |s: &&Entry| s.path.as_deref().is_some_and(|p| text.contains(p)) && errno_ok(s);
-        let rev = || self.system.iter().rev();
-        rev()
-            .filter(|s| s.errno.is_some())
+        let lit = self.literals();
+        let fits = |&i: &usize| lit.path_in(held, i) && errno_ok(&self.system[i]);
+        let rev = || (0..self.system.len()).rev();
+        let with = |i: &usize| self.system[*i].errno.is_some();
+        let i = rev()
+            .filter(with)
             .find(fits)
-            .or_else(|| rev().filter(|s| s.errno.is_none()).find(fits))
+            .or_else(|| rev().filter(|i| !with(i)).find(fits));
+        i.map(|i| &self.system[i])
     }
 
     /// The library a crash happened in, by the file name printed (`libnccl.so.2`).
@@ -209,6 +246,7 @@ impl CudaTables {
         self.nccl.extend(other.nccl.iter().cloned());
         self.system.extend(other.system.iter().cloned());
         self.crash.extend(other.crash.iter().cloned());
+        self.literals = std::sync::OnceLock::new();
     }
 
     /// What is wrong with the entries, if anything: each table's identifying fields, a reading
