@@ -343,7 +343,8 @@ fn lost_anchor_warning(out: &ScanOutput, warnings: &mut Vec<String>) {
 }
 
 fn most_common_host(events: &[RawEvent]) -> Option<String> {
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    // one host is the most common (the tie is broken by name): a hash map counts as well
+    let mut counts: crate::scan::FastMap<&str, usize> = Default::default();
     for e in events {
         if let Some(h) = &e.host {
             *counts.entry(h).or_default() += 1;

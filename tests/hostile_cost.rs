@@ -68,3 +68,20 @@ fn a_long_record_gives_the_events_of_its_head_and_of_a_late_anchor() {
     let (_, kinds) = scan(&set, &late);
     assert!(!kinds.is_empty(), "{kinds:?}");
 }
+
+#[test]
+fn a_record_is_not_read_again_for_a_kind_it_gave_already() {
+    // the verbs parser gives the nccl_error of an IB completion; the IB family's regex (the same
+    // kind, dropped by the record's one event per kind) is not run after it: the scan reads the
+    // record once less than every owner run in turn (as `probe` runs them), with the same events
+    let set = RecognizerSet::load(&[]).unwrap();
+    let warn = "gpu-n3112:53995:51410 [7] transport/net_ib.cc:1951 NCCL WARN NET/IB : Got completion from peer 10.227.168.234<55595> with error 7, opcode 113, len 21831, vendor err 95 (Recv) localGid ::ffff:10.5.20.182 remoteGids::ffff:10.199.81.213 hca mlx5_7";
+    let (scanned, kinds) = scan(&set, &format!("{warn}\n"));
+    let before = recognizer_bytes();
+    let probed = set.probe(warn);
+    let every = recognizer_bytes() - before;
+    let body = warn.len() - warn.find("transport/").unwrap();
+    assert!(scanned + body as u64 <= every, "{scanned} {every}");
+    assert_eq!(kinds, ["nccl_error", "ib_link"]);
+    assert!(probed.iter().any(|d| d.recognizer() == "nccl-ib-family"));
+}

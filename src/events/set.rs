@@ -176,11 +176,9 @@ fn draft_from(c: &Compiled, re: &Regex, caps: &regex::Captures<'_>) -> Draft {
     // the details made at once, one block: the fixed ones first, so that a capture of the same
     // name wins (they are added only when absent)
     let mut attrs: Vec<(&str, &str)> = def.details.iter().map(|(k, v)| (&**k, &**v)).collect();
-    for (name, m) in re
-        .capture_names()
-        .flatten()
-        .filter_map(|n| Some((n, caps.name(n)?)))
-    {
+    // each group by its index, with its name (a lookup by name hashed the name)
+    let named = re.capture_names().zip(caps.iter());
+    for (name, m) in named.filter_map(|(n, m)| Some((n?, m?))) {
         let v = m.as_str().trim();
         match name {
             "gpu" => {

@@ -234,7 +234,8 @@ fn line_matches(
     if k.entry.kinds.is_empty() {
         return;
     }
-    for (i, e) in events.iter().enumerate() {
+    for i in found.of_kinds(events, &k.entry.kinds) {
+        let e = &events[i];
         if !fits(k, (e.kind, e.code, &e.message)) {
             continue;
         }
@@ -284,9 +285,34 @@ fn line_matches(
 struct Found {
     matches: std::collections::HashMap<(String, Option<usize>, Option<String>), usize>,
     incident: Option<Vec<u32>>,
+    /// The events of each kind, in order (made on the first entry: each entry then looks at
+    /// the events of its kinds, not at every event).
+    by_kind: Option<std::collections::HashMap<&'static str, Vec<u32>>>,
 }
 
 impl Found {
+    /// The events of kinds `kinds`, in order.
+    fn of_kinds(&mut self, events: &[Event], kinds: &[String]) -> Vec<usize> {
+        let by_kind = self.by_kind.get_or_insert_with(|| {
+            let mut by: std::collections::HashMap<&'static str, Vec<u32>> = Default::default();
+            for (i, e) in events.iter().enumerate() {
+                by.entry(e.kind).or_default().push(i as u32);
+            }
+            by
+        });
+        let mut of: Vec<usize> = kinds
+            .iter()
+            .filter_map(|k| by_kind.get(k.as_str()))
+            .flatten()
+            .map(|&i| i as usize)
+            .collect();
+        if kinds.len() > 1 {
+            of.sort_unstable();
+            of.dedup();
+        }
+        of
+    }
+
     /// The first incident holding event `i`.
     fn incident_of(&mut self, incidents: &[Incident], i: usize) -> Option<usize> {
         let first = self.incident.get_or_insert_with(|| {

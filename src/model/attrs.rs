@@ -129,11 +129,24 @@ impl Attrs {
 
     /// Where `key` is, or where it would go.
     fn find(&self, key: &str) -> Result<usize, usize> {
-        let (mut lo, mut hi) = (0, self.len());
+        let Some(block) = &self.block else {
+            return Err(0);
+        };
+        // the block's layout read once, not at each step of the search
+        let b: &[u8] = &block.slice;
+        let width = usize::from(b[0] & !OUTSIDE);
+        let n = word(b, 0);
+        let mut base = WIDTH + width * (1 + 2 * n);
+        if b[0] & OUTSIDE != 0 {
+            base += width + 8;
+        }
+        let end = |j: usize| word(b, 1 + j);
+        let (mut lo, mut hi) = (0, n);
         while lo < hi {
             let m = (lo + hi) / 2;
-            let name = self.text(self.start(m), self.end(2 * m));
-            match name.cmp(key) {
+            let start = if m == 0 { 0 } else { end(2 * m - 1) };
+            let name = &b[base + start..base + end(2 * m)];
+            match name.cmp(key.as_bytes()) {
                 std::cmp::Ordering::Equal => return Ok(m),
                 std::cmp::Ordering::Less => lo = m + 1,
                 std::cmp::Ordering::Greater => hi = m,

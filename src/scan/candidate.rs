@@ -314,7 +314,7 @@ fn build(
         borrowed,
         host,
         // the events of one record (an Xid and the kinds derived from it) share its text
-        message: Arc::from(message),
+        message,
         body,
         record_message,
     };
@@ -342,6 +342,27 @@ struct Shared {
 /// The record's verbatim text (its lines, a kernel report's trace lines, the rest of its
 /// key/value record), its body with that rest, and the key/value record's own message.
 fn record_texts(
+    buf: &[u8],
+    w: &Walk<'_>,
+    (body, report): (String, Option<&kreport::Report>),
+    (record, e): (Option<(usize, usize)>, usize),
+) -> (Arc<str>, String, Option<String>) {
+    let traced = report.is_some_and(|r| !r.lines.is_empty());
+    if let ([line], false, None) = (&w.parts[..], traced, record) {
+        // one line, nothing around it (nearly always): its text shared as it is, not a copy
+        let cut = &line[..line.len().min(MAX_MESSAGE_BYTES)];
+        let message = match String::from_utf8_lossy(cut) {
+            std::borrow::Cow::Borrowed(t) => Arc::from(t),
+            std::borrow::Cow::Owned(t) => Arc::from(t),
+        };
+        return (message, body, None);
+    }
+    let (message, body, record_message) = joined_texts(buf, w, (body, report), (record, e));
+    (Arc::from(message), body, record_message)
+}
+
+/// [`record_texts`] of a record of several lines, a kernel report or a key/value record.
+fn joined_texts(
     buf: &[u8],
     w: &Walk<'_>,
     (mut body, report): (String, Option<&kreport::Report>),
