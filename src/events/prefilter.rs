@@ -266,8 +266,8 @@ mod tests {
         }
     }
 
-    /// With the built-in literals (two packed searchers, their literals reordered for the
-    /// buckets), the candidate lines are exactly the lines that hold a literal.
+    /// With the built-in literals (found through the built-in gates, three packed searchers
+    /// laid out for their buckets), the candidate lines are exactly the lines that hold a literal.
     #[test]
     fn lines_are_the_lines_that_hold_a_literal() {
         let set = crate::events::RecognizerSet::load(&[]).expect("built-in recognizers");
@@ -284,8 +284,14 @@ mod tests {
             // a literal cut by one byte matches nothing of its own
             hay.push_str(&format!("x {} y\n", &l[..l.len() - 1]));
         }
-        let want: Vec<(usize, usize)> = hay
-            .split_inclusive('\n')
+        let want = lines_holding(&hay, lits);
+        assert!(want.len() >= lits.len());
+        assert_eq!(set.prefilter.lines(hay.as_bytes()), want);
+    }
+
+    /// The (start, end) of the lines of `hay` that hold one of `lits` (the end at the newline).
+    fn lines_holding(hay: &str, lits: &[String]) -> Vec<(usize, usize)> {
+        hay.split_inclusive('\n')
             .scan(0usize, |at, line| {
                 let s = *at;
                 *at += line.len();
@@ -293,15 +299,8 @@ mod tests {
             })
             .filter(|(_, _, line)| lits.iter().any(|l| line.contains(l.as_str())))
             .map(|(s, e, _)| (s, e))
-            .collect();
-        assert!(want.len() >= lits.len());
-        assert_eq!(set.prefilter.lines(hay.as_bytes()), want);
+            .collect()
     }
-}
-
-#[cfg(test)]
-mod crowded {
-    use super::*;
 
     /// Lines packed with a gate that is no literal are searched for the literals themselves
     /// past the crowd: a literal after it is found, a line with none is not a candidate.
@@ -312,16 +311,7 @@ mod crowded {
         let pre = Prefilter::new(&literals, &gates).unwrap();
         let crowd = "e Ere".repeat(40);
         let hay = format!("{crowd}\n{crowd} NCCL\n{crowd} e Err\nplain\nx XYZW\n{crowd}XYZW\n");
-        let want: Vec<(usize, usize)> = hay
-            .split_inclusive('\n')
-            .scan(0usize, |at, line| {
-                let s = *at;
-                *at += line.len();
-                Some((s, s + line.len() - 1, line))
-            })
-            .filter(|(_, _, line)| literals.iter().any(|l| line.contains(l.as_str())))
-            .map(|(s, e, _)| (s, e))
-            .collect();
+        let want = lines_holding(&hay, &literals);
         assert_eq!(want.len(), 4);
         assert_eq!(pre.lines(hay.as_bytes()), want);
     }

@@ -91,10 +91,8 @@ impl Gates {
         while from < to {
             let m = s.find_in(hay, Span::from(from..to))?;
             let p = m.start();
-            if self
-                .literal_at(first + m.pattern().as_usize(), hay, p)
-                .is_some()
-            {
+            let g = first + m.pattern().as_usize();
+            if self.literals_at(g, hay, p).next().is_some() {
                 return Some(Hit::At(p));
             }
             misses += 1;
@@ -112,22 +110,23 @@ impl Gates {
             let mut from = 0;
             while let Some(m) = s.find_in(hay, Span::from(from..hay.len())) {
                 let (g, p) = (first + m.pattern().as_usize(), m.start());
-                for &(l, o) in &self.checks[g] {
-                    if p >= o && hay[p - o..].starts_with(&self.literals[l]) {
-                        out.push(p - o);
-                    }
-                }
+                out.extend(self.literals_at(g, hay, p));
                 from = p + 1;
             }
         }
     }
 
-    /// The start of a literal whose gate `g` is at `p`, if one is there.
-    fn literal_at(&self, g: usize, hay: &[u8], p: usize) -> Option<usize> {
+    /// The starts of the literals whose gate `g` is at `p` that are there.
+    fn literals_at<'a>(
+        &'a self,
+        g: usize,
+        hay: &'a [u8],
+        p: usize,
+    ) -> impl Iterator<Item = usize> + 'a {
         self.checks[g]
             .iter()
-            .find(|&&(l, o)| p >= o && hay[p - o..].starts_with(&self.literals[l]))
-            .map(|&(_, o)| p - o)
+            .filter(move |&&(l, o)| p >= o && hay[p - o..].starts_with(&self.literals[l]))
+            .map(move |&(_, o)| p - o)
     }
 }
 
