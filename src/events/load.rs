@@ -315,7 +315,7 @@ impl RecognizerSet {
             .map(compile)
             .collect::<Result<Vec<_>, _>>()?;
         let (anchors, owners) = anchor_table(&compiled);
-        let anchor_set = Needles::new(&anchors);
+        let anchor_set = Needles::new(&anchors).warming();
         let literals = prefilter_literals(&m.given, &anchors, &owners, &compiled);
         let benign_only = anchors
             .iter()

@@ -13,14 +13,23 @@
 //! begins the indented `    Upgrade ` anchors) it came to about 50 ns a byte. A text longer than
 //! [`LONG_TEXT`] is searched with an Aho-Corasick automaton instead, built on first use (a run
 //! with no long record never builds it), whose cost is one transition per byte whatever the text.
+//! A set made [`Needles::warming`] (the sets searched once per candidate record) takes the
+//! automaton for every text once it has been searched [`WARM_SEARCHES`] times: the build is then
+//! paid back (a log of many distinct candidate records spent 10% of its time in the pair scan),
+//! while a one-line input still never builds it. Sets searched a bounded number of times (while
+//! loading) never warm.
 
 use aho_corasick::automaton::{Automaton, OverlappingState};
 use aho_corasick::dfa::DFA;
 use aho_corasick::{Input, MatchKind};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
 
 /// Texts longer than this are searched with the automaton (see the module's comment).
 pub const LONG_TEXT: usize = 2048;
+
+/// Searches of one set after which every text is searched with the automaton.
+const WARM_SEARCHES: u32 = 256;
 
 /// A set of non-empty byte strings, searched for every occurrence of each (overlapping).
 pub struct Needles {
@@ -32,8 +41,13 @@ pub struct Needles {
     by_pair: Vec<(u16, u32)>,
     /// The indexes of the one-byte strings, by their byte (rare: a list, usually empty).
     single: Vec<(u8, u32)>,
-    /// The automaton over `pats` for long texts, built on first use (`None`: no pattern).
-    automaton: OnceLock<Option<DFA>>,
+    /// The automaton over `pats` for long texts, built on first use (`None`: no pattern), with
+    /// the index in `pats` of each of its pattern ids (it holds only the non-empty strings).
+    automaton: OnceLock<Option<(DFA, Vec<u32>)>>,
+    /// Searches so far, counted up to [`WARM_SEARCHES`].
+    searches: AtomicU32,
+    /// Whether the set takes the automaton once warm ([`Needles::warming`]).
+    warms: bool,
 }
 
 impl Needles {
@@ -66,7 +80,16 @@ impl Needles {
             by_pair,
             single,
             automaton: OnceLock::new(),
+            searches: AtomicU32::new(0),
+            warms: false,
         }
+    }
+
+    /// The set, searching every text with the automaton once it has been searched
+    /// [`WARM_SEARCHES`] times (see the module's comment): for sets searched once per record.
+    pub fn warming(mut self) -> Needles {
+        self.warms = true;
+        self
     }
 
     /// Calls `found(start, index)` for every occurrence in `hay` of a string of the set (a
@@ -80,9 +103,9 @@ impl Needles {
 
     /// True when `hay` holds a string of the set.
     pub fn is_match(&self, hay: &[u8]) -> bool {
-        if hay.len() > LONG_TEXT {
+        if self.by_automaton(hay) {
             let mut state = OverlappingState::start();
-            return self.automaton().is_some_and(|ac| {
+            return self.automaton().is_some_and(|(ac, _)| {
                 ac.try_find_overlapping(&Input::new(hay), &mut state)
                     .is_ok()
                     && state.get_match().is_some()
@@ -93,15 +116,25 @@ impl Needles {
 
     /// [`Needles::each`] until `stop` returns true; returns whether it did.
     fn until(&self, hay: &[u8], stop: impl FnMut(usize, usize) -> bool) -> bool {
-        if hay.len() > LONG_TEXT {
+        if self.by_automaton(hay) {
             self.until_long(hay, stop)
         } else {
             self.until_pairs(hay, stop)
         }
     }
 
-    /// The automaton over the strings (built on first use).
-    fn automaton(&self) -> Option<&DFA> {
+    /// Whether `hay` is searched with the automaton: a long text, or a set searched often.
+    fn by_automaton(&self, hay: &[u8]) -> bool {
+        if hay.len() > LONG_TEXT || (self.warms && self.automaton.get().is_some()) {
+            return true;
+        }
+        // counted without a write once warm: the automaton is then built, and taken above
+        self.warms && self.searches.fetch_add(1, Ordering::Relaxed) >= WARM_SEARCHES
+    }
+
+    /// The automaton over the strings and the index of each of its pattern ids (built on first
+    /// use).
+    fn automaton(&self) -> Option<&(DFA, Vec<u32>)> {
         self.automaton
             .get_or_init(|| {
                 // an empty string is never found: it stays out (its index is kept by the map)
@@ -116,11 +149,15 @@ impl Needles {
                 }
                 // the DFA itself, not `AhoCorasick`, whose searches step through a trait object
                 // (a call per byte); no prefilter: its skips fail on hostile text
-                DFA::builder()
+                let ac = DFA::builder()
                     .match_kind(MatchKind::Standard)
                     .prefilter(false)
                     .build(kept)
-                    .ok()
+                    .ok()?;
+                let index = (0..self.pats.len() as u32)
+                    .filter(|&i| !self.pats[i as usize].is_empty())
+                    .collect();
+                Some((ac, index))
             })
             .as_ref()
     }
@@ -128,13 +165,9 @@ impl Needles {
     /// [`Needles::until`] on a long text: the automaton's overlapping search (occurrences come
     /// by their ends), reported in the order of their starts.
     fn until_long(&self, hay: &[u8], mut stop: impl FnMut(usize, usize) -> bool) -> bool {
-        let Some(ac) = self.automaton() else {
+        let Some((ac, index)) = self.automaton() else {
             return false;
         };
-        // the automaton's pattern ids count only the non-empty strings
-        let index: Vec<u32> = (0..self.pats.len() as u32)
-            .filter(|&i| !self.pats[i as usize].is_empty())
-            .collect();
         let mut found: Vec<(usize, u32)> = Vec::new();
         let (input, mut state) = (Input::new(hay), OverlappingState::start());
         while let Ok(()) = ac.try_find_overlapping(&input, &mut state) {
@@ -234,6 +267,34 @@ mod tests {
             got.sort_unstable();
             assert_eq!(n.is_match(hay.as_bytes()), !want.is_empty(), "{hay:?}");
             assert_eq!(got, want, "{hay:?}");
+        }
+    }
+
+    /// A set searched often takes the automaton for short texts too, and reports the same
+    /// occurrences in the same order as the pair scan of a set searched once.
+    #[test]
+    fn a_warm_set_reports_what_the_pair_scan_reports() {
+        let pats = ["Xid", "NVRM: Xid", "id", "d", "Killed", "Killed process", "ss", "NV"];
+        let hays = [
+            "NVRM: Xid (PCI:0000:3b:00): 79, Killed process 12 ssss",
+            "dd Xid Xidd KilledKilled process NVNVRM",
+            "",
+        ];
+        let warm = Needles::new(pats).warming();
+        for _ in 0..=WARM_SEARCHES {
+            warm.is_match(b"no anchor here");
+        }
+        assert!(warm.by_automaton(b"short"), "warm: the automaton");
+        for hay in hays {
+            let cold = Needles::new(pats);
+            for _ in 0..=WARM_SEARCHES {
+                cold.is_match(b"no anchor here");
+            }
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            cold.each(hay.as_bytes(), |at, p| a.push((at, p)));
+            assert!(cold.automaton.get().is_none(), "not warming: the pair scan");
+            warm.each(hay.as_bytes(), |at, p| b.push((at, p)));
+            assert_eq!(a, b, "{hay:?}");
         }
     }
 }

@@ -146,4 +146,5 @@ fn terminal_words(classes: &[Class]) -> Needles {
             .filter(|w| !w.is_empty())
             .map(|w| w.to_ascii_lowercase()),
     )
+    .warming()
 }

@@ -71,7 +71,7 @@ impl Lexicon {
         }
         let auto = |list: &mut Vec<(&str, u32)>| {
             list.sort_unstable();
-            let a = Needles::new(list.iter().map(|(t, _)| *t));
+            let a = Needles::new(list.iter().map(|(t, _)| *t)).warming();
             Some((a, list.iter().map(|(_, i)| *i).collect()))
         };
         self.ci = auto(&mut ci);
