@@ -143,6 +143,9 @@ impl scan::Capped for RawEvent {
     fn weight(&mut self) -> &mut u64 {
         &mut self.suppressed
     }
+    fn cap_kind(&self) -> Option<&'static str> {
+        (self.kind != "progress").then_some(self.kind)
+    }
 }
 
 /// Applies the events cap to an input's events and says in a warning what it counted but did not
@@ -181,11 +184,43 @@ fn cap_events(events: &mut Vec<RawEvent>, (cap, capped): (u64, bool), warnings: 
     } else {
         String::new()
     };
+    let shared = over_kind_total(events, cap);
+    let shared = if shared.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; {} kept at most {} events over all hosts and GPUs, a few per key",
+            shared.join(", "),
+            scan::kind_total(cap)
+        )
+    };
     warnings.push(format!(
-        "{} past the cap of {cap} per kind per GPU were counted but not kept ({}{more}); counts stay exact",
+        "{} past the cap of {cap} per kind per GPU were counted but not kept ({}{more}); counts stay exact{shared}",
         counted(total, "event"),
         list.join(", ")
     ));
+}
+
+/// The kinds whose keys' occurrences, each up to `cap`, add up to more than a kind keeps in all
+/// ([`scan::kind_total`]): the kinds whose keys shared that budget (sorted).
+fn over_kind_total(events: &[RawEvent], cap: u64) -> Vec<&'static str> {
+    use scan::Capped;
+    let mut per_key: scan::FastMap<_, (u64, &'static str)> = scan::FastMap::default();
+    for e in events {
+        if let Some(k) = e.cap_key() {
+            per_key.entry(k).or_insert((0, e.kind)).0 += 1 + e.suppressed;
+        }
+    }
+    let mut per_kind: BTreeMap<&'static str, u64> = BTreeMap::new();
+    for (n, kind) in per_key.into_values() {
+        *per_kind.entry(kind).or_default() += n.min(cap);
+    }
+    let total = scan::kind_total(cap);
+    per_kind
+        .into_iter()
+        .filter(|&(_, n)| n > total)
+        .map(|(k, _)| k)
+        .collect()
 }
 
 /// Processes one input; at most `cap` events per host, kind, code, GPU and rank are kept (the

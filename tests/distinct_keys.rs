@@ -65,3 +65,69 @@ fn a_hundred_thousand_distinct_hosts_keep_a_bounded_number_of_events_with_exact_
     // the same whatever the chunking and the number of jobs
     assert_eq!(one, run(log, "2", Some("400000")), "chunked, 2 jobs");
 }
+
+/// Issue 37, finding 5, the total per kind: 4,000 hosts under the key budget, each with six
+/// NCCL IB completion errors (under the cap of 1000 per key), kept all 48,000 events. Now a kind
+/// keeps at most 16,384, shared over the hosts: every host keeps its first and last, the counts
+/// stay exact per host, and the chunking and `--jobs` change nothing.
+#[test]
+fn a_kind_over_its_total_keeps_a_few_events_of_every_host_with_exact_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("nccl.log");
+    let (hosts, per) = (4_000u64, 6u64);
+    let mut text = String::with_capacity((hosts * per * 230) as usize);
+    for round in 0..per {
+        for h in 0..hosts {
+            text.push_str(&format!(
+                "gpu-n{h:04}:{}:{} [{}] transport/net_ib.cc:1951 NCCL WARN NET/IB : Got completion from peer 10.{}.{}.{}<5{round}> with error 12, opcode 0, len 0, vendor err 129 (Send) localGid ::ffff:10.5.20.182 remoteGids::ffff:10.9.8.7 hca mlx5_{}\n",
+                1000 + h,
+                2000 + round,
+                h % 8,
+                h % 250,
+                round,
+                h % 200,
+                h % 8
+            ));
+        }
+    }
+    std::fs::write(&log, &text).unwrap();
+    let log = log.to_str().unwrap();
+    let one = run(log, "1", None);
+    let json: serde_json::Value = serde_json::from_str(&one).unwrap();
+    let events = json["events"].as_array().unwrap();
+    let mut per_kind: std::collections::BTreeMap<&str, (u64, u64)> = Default::default();
+    let mut per_host: std::collections::BTreeMap<(&str, &str), (u64, u64)> = Default::default();
+    for e in events {
+        let n = 1 + e["suppressed"].as_u64().unwrap_or(0);
+        let kind = e["kind"].as_str().unwrap();
+        let k = per_kind.entry(kind).or_default();
+        k.0 += 1;
+        k.1 += n;
+        let h = per_host
+            .entry((kind, e["host"].as_str().unwrap()))
+            .or_default();
+        h.0 += 1;
+        h.1 += n;
+    }
+    assert!(per_kind.contains_key("nccl_error"), "{per_kind:?}");
+    for (kind, (kept, total)) in &per_kind {
+        assert!(*kept <= 16_384, "{kind}: {kept} kept");
+        assert_eq!(*total, hosts * per, "{kind}: every line counted once");
+    }
+    for ((kind, host), (kept, total)) in &per_host {
+        // 16384 / 4000 hosts: four each, the first three and the last
+        assert_eq!(*kept, 4, "{kind} on {host}");
+        assert_eq!(*total, per, "{kind} on {host}: its own count");
+    }
+    assert_eq!(
+        per_host.len(),
+        per_kind.len() * hosts as usize,
+        "every host keeps examples"
+    );
+    let warnings = json["inputs"][0]["warnings"].to_string();
+    assert!(
+        warnings.contains("kept at most 16384 events over all hosts and GPUs"),
+        "{warnings}"
+    );
+    assert_eq!(one, run(log, "2", Some("400000")), "chunked, 2 jobs");
+}

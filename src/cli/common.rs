@@ -246,8 +246,9 @@ pub(super) struct CapArgs {
     /// Cap on container nesting.
     #[arg(long, default_value_t = 4)]
     max_depth: u32,
-    /// Events kept per kind per GPU of one input (per host, kind, code, GPU and rank); further
-    /// occurrences are counted, not kept, so counts stay exact.
+    /// Events kept per kind per GPU of one input (per host, kind, code, GPU and rank), and at
+    /// most 16384 (or this, if larger) per kind in all; further occurrences are counted, not
+    /// kept, so counts stay exact.
     #[arg(long, default_value_t = faultline::scan::DEFAULT_EVENTS_PER_KIND, value_parser = clap::value_parser!(u64).range(1..))]
     max_events_per_kind: u64,
 }

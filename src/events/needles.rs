@@ -274,7 +274,16 @@ mod tests {
     /// occurrences in the same order as the pair scan of a set searched once.
     #[test]
     fn a_warm_set_reports_what_the_pair_scan_reports() {
-        let pats = ["Xid", "NVRM: Xid", "id", "d", "Killed", "Killed process", "ss", "NV"];
+        let pats = [
+            "Xid",
+            "NVRM: Xid",
+            "id",
+            "d",
+            "Killed",
+            "Killed process",
+            "ss",
+            "NV",
+        ];
         let hays = [
             "NVRM: Xid (PCI:0000:3b:00): 79, Killed process 12 ssss",
             "dd Xid Xidd KilledKilled process NVNVRM",

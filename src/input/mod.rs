@@ -29,7 +29,8 @@ pub struct Limits {
     pub max_depth: u32,
     /// Events kept per kind per GPU of one input (more exactly: per host, kind, code, GPU and
     /// rank); occurrences past it are counted, not kept, so counts stay exact while memory stays
-    /// bounded (a storm of ten million identical Xid lines keeps this many events).
+    /// bounded (a storm of ten million identical Xid lines keeps this many events). A kind keeps
+    /// at most [`crate::scan::kind_total`] of this in all, over its keys.
     pub max_events_per_kind: u64,
 }
 

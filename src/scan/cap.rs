@@ -26,7 +26,7 @@ pub fn cap_by_key<T, K: Hash + Eq>(
         return;
     }
     let ids = dense_ids(items.iter().map(key));
-    cap_by_id(items, cap, &ids, weight);
+    cap_by_id(items, cap, &ids, (weight, |_: &T| None));
 }
 
 /// Something the events cap counts: its key borrows from it, so that counting allocates nothing.
@@ -39,15 +39,23 @@ pub trait Capped {
     fn cap_key(&self) -> Option<Self::Key<'_>>;
     /// Occurrences past the cap counted on this item.
     fn weight(&mut self) -> &mut u64;
+    /// The kind whose total the cap bounds too ([`kind_total`]); `None`: only the key's cap.
+    fn cap_kind(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// [`cap_by_key`] for items that borrow their keys ([`Capped`]).
 pub fn cap_capped<T: Capped>(items: &mut Vec<T>, cap: u64) {
-    if items.len() as u64 <= cap.max(1) || within_cap(items.iter().map(T::cap_key), cap) {
+    // the kinds' shares come from occurrences: few items may stand for many
+    let occurrences: u64 = items.iter_mut().map(|i| 1 + *i.weight()).sum();
+    let small = occurrences <= kind_total(cap);
+    if small && (items.len() as u64 <= cap.max(1) || within_cap(items.iter().map(T::cap_key), cap))
+    {
         return;
     }
     let ids = dense_ids(items.iter().map(T::cap_key));
-    cap_by_id(items, cap, &ids, T::weight);
+    cap_by_id(items, cap, &ids, (T::weight, T::cap_kind));
 }
 
 /// Whether no key occurs more than `cap` times (at least 1), so that the cap keeps everything:
@@ -139,17 +147,30 @@ pub(super) fn dense_ids<K: Hash + Eq>(
 
 /// [`cap_by_id`] for the events of a scan.
 pub(super) fn cap_ids(items: &mut Vec<Located>, cap: u64, ids: &[Option<u32>]) {
-    cap_by_id(items, cap, ids, Located::weight);
+    cap_by_id(items, cap, ids, (Located::weight, Located::cap_kind));
 }
 
-/// The cap over items numbered by [`dense_ids`]: linear, with one slot per key.
+/// The cap over items numbered by [`dense_ids`], with their weights and kinds: linear, with one
+/// slot per key.
 fn cap_by_id<T>(
     items: &mut Vec<T>,
     cap: u64,
     ids: &[Option<u32>],
-    weight: impl Fn(&mut T) -> &mut u64,
+    (weight, kind): (
+        impl Fn(&mut T) -> &mut u64,
+        impl Fn(&T) -> Option<&'static str>,
+    ),
 ) {
-    let Some(plan) = cap_plan(ids, cap, |i| *weight(&mut items[i])) else {
+    // a list of no more occurrences than a kind's budget has no kind over it: no kinds to look
+    // up
+    let occurrences: u64 = items.iter_mut().map(|i| 1 + *weight(i)).sum();
+    let kinds: Vec<Option<&'static str>> = if occurrences > kind_total(cap) {
+        items.iter().map(kind).collect()
+    } else {
+        Vec::new()
+    };
+    let kind_of = |i: usize| kinds.get(i).copied().flatten();
+    let Some(plan) = cap_plan(ids, cap, |i| *weight(&mut items[i]), kind_of) else {
         return;
     };
     for &(at, c) in &plan.add {
@@ -171,12 +192,15 @@ pub(super) struct CapPlan {
     pub add: Vec<(usize, u64)>,
 }
 
-/// The cap over items numbered by [`dense_ids`] whose weights are `weight(i)`; `None` when every
-/// item stays. Linear, with one slot per key.
+/// The cap over items numbered by [`dense_ids`] whose weights are `weight(i)` and whose kinds
+/// are `kind(i)`; `None` when every item stays. Each key keeps at most `cap` items; each kind
+/// at most [`kind_total`]`(cap)` over all its keys ([`kind_quotas`]). Linear, with one slot per
+/// key.
 pub(super) fn cap_plan(
     ids: &[Option<u32>],
     cap: u64,
     mut weight: impl FnMut(usize) -> u64,
+    kind: impl Fn(usize) -> Option<&'static str>,
 ) -> Option<CapPlan> {
     let cap = cap.max(1);
     let keys = ids
@@ -185,16 +209,18 @@ pub(super) fn cap_plan(
         .map(|&k| k as usize + 1)
         .max()
         .unwrap_or(0);
-    // per key: occurrences, first index, last index
-    let mut count: Vec<(u64, usize, usize)> = vec![(0, usize::MAX, 0); keys];
+    // per key: items, first index, last index, occurrences (the items and what they stand for)
+    let mut count: Vec<(u64, usize, usize, u64)> = vec![(0, usize::MAX, 0, 0); keys];
     for (i, k) in ids.iter().enumerate() {
         let Some(k) = k else { continue };
         let c = &mut count[*k as usize];
         c.0 += 1;
         c.1 = c.1.min(i);
         c.2 = i;
+        c.3 += 1 + weight(i);
     }
-    if count.iter().all(|c| c.0 <= cap) {
+    let quota = kind_quotas(&count, cap, kind);
+    if count.iter().zip(&quota).all(|(c, &q)| c.0 <= q) {
         return None;
     }
     let mut seen: Vec<u64> = vec![0; keys];
@@ -204,15 +230,16 @@ pub(super) fn cap_plan(
         let Some(k) = k.map(|k| k as usize) else {
             continue;
         };
-        let (total, _, last) = count[k];
-        if total <= cap {
+        let (items, _, last, _) = count[k];
+        let q = quota[k];
+        if items <= q {
             continue;
         }
         seen[k] += 1;
-        let kept = if cap == 1 {
+        let kept = if q == 1 {
             seen[k] == 1
         } else {
-            seen[k] < cap || i == last
+            seen[k] < q || i == last
         };
         if !kept {
             keep[i] = false;
@@ -224,11 +251,65 @@ pub(super) fn cap_plan(
         .enumerate()
         .filter(|(_, &c)| c > 0)
         .map(|(k, &c)| {
-            let (_, first, last) = count[k];
-            (if cap == 1 { first } else { last }, c)
+            let (_, first, last, _) = count[k];
+            (if quota[k] == 1 { first } else { last }, c)
         })
         .collect();
     Some(CapPlan { keep, add })
+}
+
+/// Events kept per kind of one input at most, over all its keys, with the default cap: the
+/// budget issue 37 asks for ("the event cap bounds the total kept per kind"), so that a log of
+/// thousands of hosts that each stay under the cap cannot keep millions of events.
+pub const KEPT_PER_KIND: u64 = 16_384;
+
+/// Events kept per kind at most with a cap of `cap` per key: [`KEPT_PER_KIND`], or the cap
+/// itself when it is larger (at least one per key is kept whatever the number of keys; the
+/// keys per kind are bounded by [`super::SAMPLED_KEYS`]).
+pub fn kind_total(cap: u64) -> u64 {
+    cap.max(KEPT_PER_KIND)
+}
+
+/// Per key, the items it keeps at most: `cap`, or less where its kind's keys' occurrences, each
+/// up to `cap`, add up to more than [`kind_total`]. Then the kind's budget is shared by water-filling over the keys'
+/// occurrences (counted with what kept items stand for, so the share is the one the whole input
+/// gives however it was cut into parts): keys with fewer occurrences than the level keep all,
+/// the others keep the level (at least 1). A key's kind is the kind of its first item.
+fn kind_quotas(
+    count: &[(u64, usize, usize, u64)],
+    cap: u64,
+    kind: impl Fn(usize) -> Option<&'static str>,
+) -> Vec<u64> {
+    let mut quota = vec![cap; count.len()];
+    let total = kind_total(cap);
+    if count.iter().map(|c| c.3.min(cap)).sum::<u64>() <= total {
+        return quota;
+    }
+    let mut by_kind: FastMap<&'static str, Vec<usize>> = FastMap::default();
+    for (k, c) in count.iter().enumerate().filter(|(_, c)| c.0 > 0) {
+        if let Some(kd) = kind(c.1) {
+            by_kind.entry(kd).or_default().push(k);
+        }
+    }
+    for keys in by_kind.values_mut() {
+        if keys.iter().map(|&k| count[k].3.min(cap)).sum::<u64>() <= total {
+            continue;
+        }
+        keys.sort_unstable_by_key(|&k| count[k].3);
+        let (mut left, mut level) = (total, cap);
+        for (n, &k) in keys.iter().enumerate() {
+            let share = left / (keys.len() - n) as u64;
+            if count[k].3 > share {
+                level = share.clamp(1, cap);
+                break;
+            }
+            left -= count[k].3;
+        }
+        for &k in keys.iter() {
+            quota[k] = level;
+        }
+    }
+    quota
 }
 
 /// What the items of one list counted so far add up to, per key hash ([`key_hash`]), so that the
@@ -250,6 +331,12 @@ pub(super) struct Counts {
     buckets: Vec<u64>,
     /// The largest count.
     max: u64,
+    /// Occurrences per kind ([`Capped::cap_kind`]: the items and what they stand for), and the
+    /// largest: a kind may be over its total ([`kind_total`]) with every key under the cap, and
+    /// its share per key is computed from its occurrences, so the cap must run whenever they are
+    /// over the total, even when the items kept are not.
+    kinds: FastMap<&'static str, u64>,
+    kind_max: u64,
 }
 
 /// Keys counted one by one before [`Counts`] counts per bucket.
@@ -258,11 +345,22 @@ const EXACT_KEYS: usize = 4096;
 const BUCKETS: usize = 1 << 16;
 
 impl Counts {
-    /// Counts the hashes of items not counted before.
-    pub(super) fn add(&mut self, hashes: impl Iterator<Item = u64>) {
-        for h in hashes {
+    /// Counts the hashes (and the kinds, with the occurrences they stand for) of items not
+    /// counted before.
+    pub(super) fn add(&mut self, items: impl Iterator<Item = Counted>) {
+        for (h, kind) in items {
             self.add_n(h, 1);
+            if let Some((k, n)) = kind {
+                self.add_kind(k, n);
+            }
         }
+    }
+
+    /// Adds `n` to the count of kind `k`.
+    fn add_kind(&mut self, k: &'static str, n: u64) {
+        let c = self.kinds.entry(k).or_default();
+        *c += n;
+        self.kind_max = self.kind_max.max(*c);
     }
 
     /// Adds `n` to the count of hash `h`.
@@ -294,7 +392,7 @@ impl Counts {
 
     /// Whether no count is over `cap` (at least 1).
     pub(super) fn within(&self, cap: u64) -> bool {
-        self.max <= cap.max(1)
+        self.max <= cap.max(1) && self.kind_max <= kind_total(cap)
     }
 
     /// Forgets every count (the list is counted again from scratch).
@@ -302,13 +400,18 @@ impl Counts {
         self.per.clear();
         self.buckets = Vec::new();
         self.max = 0;
+        self.kinds.clear();
+        self.kind_max = 0;
     }
 
     /// Adds the counts of a list whose items were appended to this one.
     pub(super) fn merge(&mut self, mut other: Counts) {
-        if self.per.is_empty() && self.buckets.is_empty() {
+        if self.per.is_empty() && self.buckets.is_empty() && self.kinds.is_empty() {
             *self = other;
             return;
+        }
+        for (k, n) in std::mem::take(&mut other.kinds) {
+            self.add_kind(k, n);
         }
         if !other.buckets.is_empty() && self.buckets.is_empty() {
             std::mem::swap(self, &mut other);
@@ -332,31 +435,43 @@ fn bucket(h: u64) -> usize {
     (h >> (64 - BUCKETS.trailing_zeros())) as usize
 }
 
-/// The hashes of the keys of the items of `items` not counted yet, marking them counted.
-pub(super) fn fresh_hashes(items: &mut [Located]) -> impl Iterator<Item = u64> + '_ {
+/// What [`Counts`] counts of an item: its key's hash, and its kind with its occurrences.
+pub(super) type Counted = (u64, Option<(&'static str, u64)>);
+
+/// What [`Counts`] counts of `i`, when it has a key.
+fn counted_of(i: &Located) -> Option<Counted> {
+    let k = i.cap_key()?;
+    Some((key_hash(&k), Some((i.draft.kind, 1 + i.suppressed))))
+}
+
+/// What [`Counts`] counts of the items of `items` not counted yet, marking them counted.
+pub(super) fn fresh_hashes(items: &mut [Located]) -> impl Iterator<Item = Counted> + '_ {
     items.iter_mut().filter(|i| !i.counted).filter_map(|i| {
         i.counted = true;
-        i.cap_key().map(|k| key_hash(&k))
+        counted_of(i)
     })
+}
+
+/// What [`Counts`] counts of the items of `items`.
+pub(super) fn all_hashes(items: &[Located]) -> impl Iterator<Item = Counted> + '_ {
+    items.iter().filter_map(counted_of)
 }
 
 /// [`cap_capped`] over a list of a scan whose items counted before are in `counts`: only the
 /// items appended since are hashed, unless the counts say a key may be over the cap; then the
-/// cap runs over the whole list and the counts are made again from what it kept.
+/// cap runs over the whole list and the counts are made again from what it kept. For the
+/// attachments: capped per key only, with no total per kind (their keys are not folded into a
+/// bounded number per kind, so a total could not be met and would be tried again on every call).
 pub(super) fn cap_counted(items: &mut Vec<Located>, cap: u64, counts: &mut Counts) {
-    counts.add(fresh_hashes(items));
+    let unkinded = |(h, _): Counted| (h, None);
+    counts.add(fresh_hashes(items).map(unkinded));
     if counts.within(cap) {
         return;
     }
     let ids = dense_ids(items.iter().map(Located::cap_key));
-    cap_ids(items, cap, &ids);
+    cap_by_id(items, cap, &ids, (Located::weight, |_: &Located| None));
     counts.clear();
-    counts.add(
-        items
-            .iter()
-            .filter_map(|i| i.cap_key())
-            .map(|k| key_hash(&k)),
-    );
+    counts.add(all_hashes(items).map(unkinded));
 }
 
 /// The key of the events cap, borrowed: host, kind, code, GPU, rank.
@@ -388,6 +503,9 @@ impl Capped for Located {
     fn weight(&mut self) -> &mut u64 {
         &mut self.suppressed
     }
+    fn cap_kind(&self) -> Option<&'static str> {
+        Some(self.draft.kind)
+    }
 }
 
 #[cfg(test)]
@@ -400,7 +518,8 @@ mod tests {
     fn counts_of_many_keys_stay_certain() {
         use super::{key_hash, Counts, EXACT_KEYS};
         let keys = |from: u64, n: u64, times: u64| {
-            (from..from + n).flat_map(move |k| std::iter::repeat_n(key_hash(&k), times as usize))
+            (from..from + n)
+                .flat_map(move |k| std::iter::repeat_n((key_hash(&k), None), times as usize))
         };
         for (parts, hot) in [(1usize, false), (3, false), (3, true)] {
             let mut total = Counts::default();
@@ -473,5 +592,89 @@ mod tests {
         let mut v: Vec<(u8, u64)> = [0u8, 1, 0, 1, 0, 1, 0].iter().map(|&k| (k, 0)).collect();
         cap_by_key(&mut v, 1, |i| (i.0 != 0).then_some(i.0), |i| &mut i.1);
         assert_eq!(v, vec![(0, 0), (1, 2), (0, 0), (0, 0), (0, 0)]);
+    }
+
+    /// (host, kind, weight): an item of the kind-total tests.
+    #[derive(Clone, Debug, PartialEq)]
+    struct Ev(u32, &'static str, u64);
+
+    impl super::Capped for Ev {
+        type Key<'a> = (u32, &'static str);
+        fn cap_key(&self) -> Option<(u32, &'static str)> {
+            Some((self.0, self.1))
+        }
+        fn weight(&mut self) -> &mut u64 {
+            &mut self.2
+        }
+        fn cap_kind(&self) -> Option<&'static str> {
+            Some(self.1)
+        }
+    }
+
+    /// `per` items of kind "a" for each of `hosts` hosts, interleaved, and one of kind "b".
+    fn spread(hosts: u32, per: u32) -> Vec<Ev> {
+        let mut v: Vec<Ev> = (0..per)
+            .flat_map(|_| (0..hosts).map(|h| Ev(h, "a", 0)))
+            .collect();
+        v.push(Ev(0, "b", 0));
+        v
+    }
+
+    /// A kind whose keys each stay under the cap but keep more than a kind keeps in all shares
+    /// that budget over its keys: every key keeps a few (its first and last among them), the
+    /// counts stay exact per key, and another kind is left alone.
+    #[test]
+    fn a_kind_keeps_its_total_spread_over_its_keys() {
+        use super::{cap_capped, KEPT_PER_KIND};
+        let (hosts, per) = (4000u32, 10u32);
+        let mut v = spread(hosts, per);
+        cap_capped(&mut v, 1000);
+        let a: Vec<&Ev> = v.iter().filter(|e| e.1 == "a").collect();
+        assert!(a.len() as u64 <= KEPT_PER_KIND, "{} kept", a.len());
+        // 16384 / 4000 = 4 per host: the first three and the last
+        assert_eq!(a.len(), 4 * hosts as usize);
+        for h in 0..hosts {
+            let of: Vec<&&Ev> = a.iter().filter(|e| e.0 == h).collect();
+            assert_eq!(of.len(), 4, "host {h}");
+            assert_eq!(
+                of.iter().map(|e| 1 + e.2).sum::<u64>(),
+                per as u64,
+                "host {h}"
+            );
+            assert_eq!(of[3].2, per as u64 - 4, "the last stands for the others");
+        }
+        assert_eq!(v.iter().filter(|e| e.1 == "b").count(), 1);
+    }
+
+    /// The kind's share is the same whether the list is capped whole or in parts appended one
+    /// after the other (as the scan's chunks are), because it is computed from the occurrences
+    /// the kept items stand for.
+    #[test]
+    fn the_kind_total_does_not_depend_on_the_parts() {
+        use super::cap_capped;
+        let whole = {
+            let mut v = spread(3000, 12);
+            cap_capped(&mut v, 1000);
+            v
+        };
+        let all = spread(3000, 12);
+        let mut parts: Vec<Ev> = Vec::new();
+        for part in all.chunks(5000) {
+            parts.extend_from_slice(part);
+            cap_capped(&mut parts, 1000);
+        }
+        assert_eq!(parts, whole);
+    }
+
+    /// Under its total, a kind is capped per key only, as before.
+    #[test]
+    fn a_kind_under_its_total_is_capped_per_key_only() {
+        use super::cap_capped;
+        let mut v = spread(1000, 12);
+        cap_capped(&mut v, 5);
+        assert_eq!(v.iter().filter(|e| e.1 == "a").count(), 5 * 1000);
+        let mut w = spread(1000, 12);
+        cap_capped(&mut w, 1000);
+        assert_eq!(w.len(), 12 * 1000 + 1, "nothing over");
     }
 }

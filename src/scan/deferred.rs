@@ -6,7 +6,7 @@
 //! gives.
 
 use super::candidate::candidate;
-use super::cap::{cap_plan, fresh_hashes, key_hash, Counts};
+use super::cap::{all_hashes, cap_plan, fresh_hashes, Counts};
 use super::{CapKey, Capped, Located, ScanOutput};
 use crate::events::RecognizerSet;
 use crate::formats::wrapper::FileWrappers;
@@ -75,18 +75,17 @@ pub(super) fn cap_joint(
     counts.add(fresh_hashes(events));
     counts.add(stubs.iter_mut().filter(|s| !s.counted).map(|s| {
         s.counted = true;
-        s.hash
+        (s.hash, Some((keys[s.key as usize].1, 1 + s.suppressed)))
     }));
     if counts.within(cap) {
         return;
     }
     cap_sequence(events, stubs, keys, cap);
     counts.clear();
-    let event_hashes = events
+    let stub_hashes = stubs
         .iter()
-        .filter_map(|e| e.cap_key())
-        .map(|k| key_hash(&k));
-    counts.add(event_hashes.chain(stubs.iter().map(|s| s.hash)));
+        .map(|s| (s.hash, Some((keys[s.key as usize].1, 1 + s.suppressed))));
+    counts.add(all_hashes(events).chain(stub_hashes));
 }
 
 /// The events cap over events and stubs as one sequence in line order.
@@ -113,7 +112,11 @@ fn cap_sequence(events: &mut Vec<Located>, stubs: &mut Vec<Stub>, keys: &[OwnedK
         Ok(i) => events[i].suppressed,
         Err(j) => stubs[j].suppressed,
     };
-    let Some(plan) = cap_plan(&ids, cap, weight) else {
+    let kind = |n: usize| match order[n] {
+        Ok(i) => events[i].cap_kind(),
+        Err(j) => Some(keys[stubs[j].key as usize].1),
+    };
+    let Some(plan) = cap_plan(&ids, cap, weight, kind) else {
         return;
     };
     for &(n, c) in &plan.add {

@@ -26,7 +26,8 @@ pub use output::MAX_PROGRESS_SAMPLES;
 
 use cap::FastSet;
 pub use cap::{
-    cap_by_key, cap_capped, CapKey, Capped, FastBuild, FastHasher, FastMap, DEFAULT_EVENTS_PER_KIND,
+    cap_by_key, cap_capped, kind_total, CapKey, Capped, FastBuild, FastHasher, FastMap,
+    DEFAULT_EVENTS_PER_KIND, KEPT_PER_KIND,
 };
 
 use crate::events::Draft;
