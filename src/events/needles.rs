@@ -17,7 +17,9 @@
 //! automaton for every text once it has been searched [`WARM_SEARCHES`] times: the build is then
 //! paid back (a log of many distinct candidate records spent 10% of its time in the pair scan),
 //! while a one-line input still never builds it. Sets searched a bounded number of times (while
-//! loading) never warm.
+//! loading) never warm. The built-in anchors' automaton takes 3.6 MB (486 strings; its build
+//! peaks a few MB higher); the contiguous NFA of the same crate takes 0.2 MB but searched the
+//! 60 KB hostile runs at 187 MB/s instead of 207, under issue 37's bound.
 
 use aho_corasick::automaton::{Automaton, OverlappingState};
 use aho_corasick::dfa::DFA;
