@@ -14,7 +14,7 @@
 //! [`LONG_TEXT`] is searched with an Aho-Corasick automaton instead, built on first use (a run
 //! with no long record never builds it), whose cost is one transition per byte whatever the text.
 //! A set made [`Needles::warming`] (the sets searched once per candidate record) takes the
-//! automaton for every text once it has been searched [`WARM_SEARCHES`] times: the build is then
+//! automaton for every text once it has been searched [`WARM_SEARCHES`] times: the build (a few ms) is then
 //! paid back (a log of many distinct candidate records spent 10% of its time in the pair scan),
 //! while a one-line input still never builds it. Sets searched a bounded number of times (while
 //! loading) never warm. The built-in anchors' automaton takes 3.6 MB (486 strings; its build
@@ -31,7 +31,7 @@ use std::sync::OnceLock;
 pub const LONG_TEXT: usize = 2048;
 
 /// Searches of one set after which every text is searched with the automaton.
-const WARM_SEARCHES: u32 = 256;
+const WARM_SEARCHES: u32 = 4096;
 
 /// A set of non-empty byte strings, searched for every occurrence of each (overlapping).
 pub struct Needles {
