@@ -168,6 +168,16 @@ pub(super) enum NvrmKnowledge {
 /// The most drafts one `every_match` recognizer takes from one record.
 pub const MAX_MATCHES_PER_RECORD: usize = 256;
 
+/// The name a capture stands for: a regex cannot name two groups alike, so the alternatives of
+/// one field in a recognizer's regex are numbered from 2 (`path`, `path2`, `path3`); each is
+/// read as the field itself (`rank2` is the rank, `iteration2` the iteration).
+fn alternative_of(name: &str) -> &str {
+    match name.as_bytes() {
+        [.., b, b'2'..=b'9'] if b.is_ascii_alphabetic() || *b == b'_' => &name[..name.len() - 1],
+        _ => name,
+    }
+}
+
 /// A draft from one regex match: named captures fill the draft's fields or its details.
 fn draft_from(c: &Compiled, re: &Regex, caps: &regex::Captures<'_>) -> Draft {
     let def = &c.def;
@@ -180,7 +190,7 @@ fn draft_from(c: &Compiled, re: &Regex, caps: &regex::Captures<'_>) -> Draft {
     let named = re.capture_names().zip(caps.iter());
     for (name, m) in named.filter_map(|(n, m)| Some((n?, m?))) {
         let v = m.as_str().trim();
-        match name {
+        match alternative_of(name) {
             "gpu" => {
                 d.gpu = Some(crate::ids::normalize_bdf(v).map_or_else(|| v.into(), Into::into))
             }
@@ -199,7 +209,7 @@ fn draft_from(c: &Compiled, re: &Regex, caps: &regex::Captures<'_>) -> Draft {
                 }
                 attrs.push(("at", v));
             }
-            _ => attrs.push((name, v)),
+            field => attrs.push((field, v)),
         }
     }
     if d.code.is_none() {
@@ -544,5 +554,26 @@ fn regex_drafts(c: &Compiled, (body, from): (&str, usize), out: &mut Vec<Draft>)
         }
     } else if let Some(caps) = re.captures_at(body, from) {
         out.push(draft_from(c, re, &caps));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The numbered alternatives of a field are read as the field; other names are left alone.
+    #[test]
+    fn numbered_alternatives_are_their_field() {
+        for (name, field) in [
+            ("path2", "path"),
+            ("path5", "path"),
+            ("rank2", "rank"),
+            ("tokens_per_s2", "tokens_per_s"),
+            ("rank", "rank"),
+            ("x", "x"),
+            ("2", "2"),
+            ("path1", "path1"),
+            ("path10", "path10"),
+        ] {
+            assert_eq!(super::alternative_of(name), field, "{name}");
+        }
     }
 }

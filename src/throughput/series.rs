@@ -278,7 +278,7 @@ fn reading(e: &Event) -> Option<Reading> {
         let t = trainer.unwrap_or("trainer");
         return plain(Metric::StepTime, 1000.0 / v, format!("{t} step rate"));
     }
-    let tokens = a.get("tokens_per_s").or_else(|| a.get("tokens_per_s2"));
+    let tokens = a.get("tokens_per_s");
     if let Some(v) = parse_num(tokens.map(|t| t.replace(',', "")).as_deref()) {
         let label = rate_label(a, trainer.unwrap_or("trainer"), "tokens/s");
         return plain(Metric::TokensPerSec, v, label);
@@ -292,10 +292,10 @@ fn reading(e: &Event) -> Option<Reading> {
             cumulative: Some(half_ulp(raw)),
         });
     }
-    if let Some(v) = parse_num(a.get("samples_per_s").or_else(|| a.get("samples_per_s2"))) {
+    if let Some(v) = parse_num(a.get("samples_per_s")) {
         let label = if let Some(t) = trainer {
             rate_label(a, t, "samples/s")
-        } else if a.contains_key("iter") || a.contains_key("iter2") {
+        } else if a.contains_key("iter") {
             "DeepSpeed samples/s".into()
         } else {
             "Hugging Face run summary".into()
@@ -382,10 +382,7 @@ fn sample_of(e: &Event) -> Option<(SeriesKey, Sample)> {
             .get("text")
             .map(str::to_string)
             .unwrap_or_else(|| e.message.to_string()),
-        iter: a
-            .get("iter")
-            .or_else(|| a.get("iter2"))
-            .and_then(|s| s.parse().ok()),
+        iter: a.get("iter").and_then(|s| s.parse().ok()),
         value,
         pause: None,
         elapsed_s: a.get("elapsed").and_then(elapsed_s),

@@ -34,7 +34,7 @@ pub(super) fn identities(results: &[InputResult]) -> Identities {
             if let Some(u) = a.attrs.get("uuid") {
                 ent.0 = Some(u.to_string());
             }
-            if let Some(s) = a.attrs.get("serial").or_else(|| a.attrs.get("serial2")) {
+            if let Some(s) = a.attrs.get("serial") {
                 ent.1 = Some(s.to_string());
             }
         }
