@@ -374,7 +374,7 @@ fn hold(out: &mut ScanOutput, set: &RecognizerSet, cap: u64, t: &tally::Tally, n
         cap,
         &mut out.counts,
     );
-    super::cap::cap_counted(&mut out.attachments, cap, &mut out.attachment_counts);
+    super::counts::cap_counted(&mut out.attachments, cap, &mut out.attachment_counts);
     let after = (out.events.len() + out.attachments.len() + out.deferred.len()) as u64;
     *next_cap = after.saturating_mul(2).max(*next_cap);
 }

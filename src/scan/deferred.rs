@@ -6,7 +6,8 @@
 //! gives.
 
 use super::candidate::candidate;
-use super::cap::{all_hashes, cap_plan, fresh_hashes, Counts};
+use super::cap::cap_plan;
+use super::counts::{all_hashes, fresh_hashes, Counts};
 use super::{CapKey, Capped, Located, ScanOutput};
 use crate::events::RecognizerSet;
 use crate::formats::wrapper::FileWrappers;

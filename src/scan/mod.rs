@@ -6,6 +6,7 @@ mod bursts;
 mod candidate;
 mod cap;
 mod chunk;
+mod counts;
 mod deferred;
 mod fold;
 mod found;
@@ -74,7 +75,7 @@ pub struct Located {
     /// Further occurrences of this event (same host, kind, code, GPU and rank) past the events
     /// cap: counted here, not kept (see [`cap_by_key`]).
     pub suppressed: u64,
-    /// Counted in the events cap's counts of the list holding it (see [`cap::Counts`]).
+    /// Counted in the events cap's counts of the list holding it (see [`counts::Counts`]).
     pub(crate) counted: bool,
     /// Offered to the budget of keys per kind (see [`fold`]).
     pub(crate) sampled: bool,
@@ -143,11 +144,11 @@ pub struct ScanOutput {
     /// Keys of the deferred events.
     keys: Vec<deferred::OwnedKey>,
     /// The events cap's counts of the events and stubs counted so far.
-    counts: cap::Counts,
+    counts: counts::Counts,
     /// The keys of each kind that keep a key of their own (see [`fold`]).
     sample: fold::Sample,
     /// The events cap's counts of the attachments counted so far.
-    attachment_counts: cap::Counts,
+    attachment_counts: counts::Counts,
     /// The hosts met lately, each text held once (see [`ScanOutput::share_host`]).
     hosts: Vec<std::sync::Arc<str>>,
     /// The GPU ids met, each text held once (see [`ScanOutput::share_gpu`]).

@@ -1,6 +1,6 @@
 //! What scanning gives, and how outputs of consecutive text are put together.
 
-use super::cap::cap_counted;
+use super::counts::cap_counted;
 use super::deferred::cap_joint;
 use super::ScanOutput;
 
