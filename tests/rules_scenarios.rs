@@ -167,6 +167,15 @@ const SCENARIOS: &[Scenario] = &[
         instead: Instead::Rule("cuda-error"),
     },
     Scenario {
+        rule: "gpu-init-failure-gsp-disabled",
+        layer: "driver_stack",
+        responsibility: "operator",
+        positive: &[("node-a/kern.log", INIT_FAILED_GSP_DISABLED)],
+        // GSP that was started and did not boot is the firmware's
+        near_miss: &[("node-a/kern.log", INIT_FAILED_WPR2)],
+        instead: Instead::Rule("gpu-init-failure-firmware"),
+    },
+    Scenario {
         rule: "gpu-init-failure-firmware",
         layer: "driver_stack",
         responsibility: "operator",

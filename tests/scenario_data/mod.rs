@@ -123,6 +123,14 @@ Mar 14 02:00:03 node-a kernel: [  115.084348] NVRM: GPU 0000:a1:00.0: RmInitAdap
 Mar 14 02:00:03 node-a kernel: [  115.086406] NVRM: GPU 0000:a1:00.0: rm_init_adapter failed, device minor number 7
 ";
 
+/// The driver disabled GSP offload for a GPU (its chip id was not one that runs GSP-RM), then
+/// the GPU failed to attach: the init failure carries reason gsp_disabled.
+pub const INIT_FAILED_GSP_DISABLED: &str = "Mar 14 02:00:03 node-a kernel: [   79.211893] NVRM: gpumgrCheckRmFirmwarePolicy: Disabling GSP offload -- GPU not supported
+Mar 14 02:00:03 node-a kernel: [   79.211954] NVRM: osInitNvMapping: *** Cannot attach gpu
+Mar 14 02:00:03 node-a kernel: [   79.212013] NVRM: GPU 0000:05:00.0: RmInitAdapter failed! (0x22:0x56:763)
+Mar 14 02:00:03 node-a kernel: [   79.213907] NVRM: GPU 0000:05:00.0: rm_init_adapter failed, device minor number 4
+";
+
 /// The GSP firmware file is missing: the init failure carries reason firmware_missing.
 pub const INIT_FAILED_NO_FIRMWARE: &str = "Mar 14 02:00:03 node-a kernel: [   12.500100] NVRM: GPU0 RmFetchGspRmImages: No firmware image found
 Mar 14 02:00:03 node-a kernel: [   12.500200] NVRM: GPU 0000:0a:00.0: RmInitAdapter failed! (0x61:0x56:1829)
