@@ -26,7 +26,7 @@ pub fn cap_by_key<T, K: Hash + Eq>(
         return;
     }
     let ids = dense_ids(items.iter().map(key));
-    cap_by_id(items, cap, &ids, (weight, |_: &T| None));
+    cap_by_id(items, cap, &ids, (weight, |_: &T| None), 0);
 }
 
 /// Something the events cap counts: its key borrows from it, so that counting allocates nothing.
@@ -55,7 +55,7 @@ pub fn cap_capped<T: Capped>(items: &mut Vec<T>, cap: u64) {
         return;
     }
     let ids = dense_ids(items.iter().map(T::cap_key));
-    cap_by_id(items, cap, &ids, (T::weight, T::cap_kind));
+    cap_by_id(items, cap, &ids, (T::weight, T::cap_kind), occurrences);
 }
 
 /// Whether no key occurs more than `cap` times (at least 1), so that the cap keeps everything:
@@ -147,11 +147,19 @@ pub(super) fn dense_ids<K: Hash + Eq>(
 
 /// [`cap_by_id`] for the events of a scan.
 pub(super) fn cap_ids(items: &mut Vec<Located>, cap: u64, ids: &[Option<u32>]) {
-    cap_by_id(items, cap, ids, (Located::weight, Located::cap_kind));
+    let occurrences = items.iter().map(|i| 1 + i.suppressed).sum();
+    cap_by_id(
+        items,
+        cap,
+        ids,
+        (Located::weight, Located::cap_kind),
+        occurrences,
+    );
 }
 
-/// The cap over items numbered by [`dense_ids`], with their weights and kinds: linear, with one
-/// slot per key.
+/// The cap over items numbered by [`dense_ids`], with their weights and kinds, whose
+/// `occurrences` (items and weights) the caller counted (0 where no item has a kind): linear,
+/// with one slot per key.
 pub(super) fn cap_by_id<T>(
     items: &mut Vec<T>,
     cap: u64,
@@ -160,10 +168,10 @@ pub(super) fn cap_by_id<T>(
         impl Fn(&mut T) -> &mut u64,
         impl Fn(&T) -> Option<&'static str>,
     ),
+    occurrences: u64,
 ) {
     // a list of no more occurrences than a kind's budget has no kind over it: no kinds to look
     // up
-    let occurrences: u64 = items.iter_mut().map(|i| 1 + *weight(i)).sum();
     let kinds: Vec<Option<&'static str>> = if occurrences > kind_total(cap) {
         items.iter().map(kind).collect()
     } else {

@@ -162,7 +162,7 @@ pub(super) fn cap_counted(items: &mut Vec<Located>, cap: u64, counts: &mut Count
         return;
     }
     let ids = dense_ids(items.iter().map(Located::cap_key));
-    cap_by_id(items, cap, &ids, (Located::weight, |_: &Located| None));
+    cap_by_id(items, cap, &ids, (Located::weight, |_: &Located| None), 0);
     counts.clear();
     counts.add(all_hashes(items).map(unkinded));
 }
