@@ -10,6 +10,7 @@ pub mod exclude;
 pub mod journal_file;
 pub mod mapped;
 pub mod progress;
+pub mod zstd_blocks;
 
 use std::collections::BTreeSet;
 use std::fs::File;
