@@ -953,3 +953,92 @@ fn crlf_line_endings_are_read_like_lf() {
     assert!(!msg.contains('\r'), "{msg:?}");
     assert!(msg.ends_with("GPU has fallen off the bus."), "{msg:?}");
 }
+
+/// Log lines that do not repeat within `size` bytes, the whole repeated `times` with a change
+/// per round: the matches of a round reach back a round.
+fn rounds(size: usize, times: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed;
+    let mut round = Vec::new();
+    while round.len() < size {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let l = format!("[  100.{:06}] blob {:016x} {:x}\n", x >> 44, x, x >> 17);
+        round.extend_from_slice(l.as_bytes());
+    }
+    let mut text = Vec::new();
+    for n in 0..times {
+        round[n % 500 * 7] = b'a' + (n % 26) as u8;
+        text.extend_from_slice(&round);
+        text.extend_from_slice(XID79.as_bytes());
+    }
+    text
+}
+
+/// ~24 MiB of log lines in two zstd frames with a skippable frame between them: the first's
+/// matches reach back 600 KiB in a 2 MiB window, the second's 5 MiB in an 8 MiB window
+/// (further than a block of the scan); an Xid after every round.
+fn zstd_text() -> (Vec<u8>, Vec<u8>) {
+    let one = rounds(600 << 10, 14, 1);
+    let two = rounds(5 << 20, 3, 2);
+    let mut e = zstd::stream::Encoder::new(Vec::new(), 3).unwrap();
+    e.include_checksum(true).unwrap();
+    e.write_all(&one).unwrap();
+    let mut z = e.finish().unwrap();
+    z.extend_from_slice(&[0x5e, 0x2a, 0x4d, 0x18, 3, 0, 0, 0, 7, 7, 7]);
+    let mut e = zstd::stream::Encoder::new(Vec::new(), 3).unwrap();
+    e.window_log(23).unwrap();
+    e.long_distance_matching(true).unwrap();
+    e.include_checksum(true).unwrap();
+    e.write_all(&two).unwrap();
+    z.extend_from_slice(&e.finish().unwrap());
+    assert!(z.len() * 2 < one.len() + two.len(), "{}", z.len());
+    ([one, two].concat(), z)
+}
+
+#[test]
+fn a_large_zstd_reads_as_its_text_and_a_corrupt_block_stops_it_with_a_warning() {
+    let (text, z) = zstd_text();
+    let dir = tempfile::tempdir().unwrap();
+    let (plain, zst) = (dir.path().join("a.log"), dir.path().join("b.log.zst"));
+    std::fs::write(&plain, &text).unwrap();
+    std::fs::write(&zst, &z).unwrap();
+    let found = |r: &serde_json::Value| {
+        let ev = r["events"].as_array().unwrap();
+        let lines: Vec<u64> = ev
+            .iter()
+            .filter_map(|e| e["source"]["line"].as_u64())
+            .collect();
+        (r["inputs"][0]["lines"].as_u64().unwrap(), lines)
+    };
+    let a = analyze_json(&[plain.to_str().unwrap()]);
+    let b = analyze_json(&[zst.to_str().unwrap()]);
+    assert!(found(&a).1.len() >= 8, "{}", a["events"]);
+    assert_eq!(found(&a), found(&b));
+    assert_eq!(
+        b["inputs"][0]["warnings"].as_array().unwrap().len(),
+        0,
+        "{}",
+        b["inputs"][0]
+    );
+    // a block of the first frame corrupted: the lines before it are read, not those after the
+    // frame (told by libzstd, or by the frame's checksum at its end); the input says why
+    let mut bad = z.clone();
+    let first = z
+        .windows(4)
+        .position(|w| w == [0x5e, 0x2a, 0x4d, 0x18])
+        .unwrap();
+    for c in &mut bad[first / 2..first / 2 + 32] {
+        *c ^= 0xa5;
+    }
+    std::fs::write(&zst, &bad).unwrap();
+    let r = analyze_json(&[zst.to_str().unwrap()]);
+    let lines = r["inputs"][0]["lines"].as_u64().unwrap();
+    assert!(
+        lines > 1000 && lines < found(&a).0 / 2,
+        "{lines} of {}",
+        found(&a).0
+    );
+    let w = r["inputs"][0]["warnings"].to_string();
+    assert!(w.contains("zstd: corrupt or truncated stream after"), "{w}");
+}

@@ -5,9 +5,10 @@
 //! and the global budget ([`super::budget`]) as they are read.
 
 use super::budget::Budget;
-use super::decode::{self, Notes, TarItem};
+use super::decode::{self, Notes, StreamDecoder, TarItem};
+use super::zstd_blocks::BLOCK_MAX;
 use super::{Bytes, Input, Limits};
-use std::io::Read;
+use std::io::{Cursor, Read};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
@@ -18,10 +19,68 @@ pub const STREAM_HEAD: usize = 4 << 20;
 /// A compressed file at least this large is read ahead in a thread of its own.
 const READ_AHEAD_FROM: u64 = 1 << 20;
 
+/// What a [`Stream`] reads: any reader, or a decoder that can fill the pipeline's blocks in
+/// place, behind the bytes already read from it (those its format was told by).
+pub enum Feed {
+    /// Read through [`Read`].
+    Any(Box<dyn Read + Send>),
+    /// Its first bytes, then the decoder's.
+    Decoded(Cursor<Vec<u8>>, Box<StreamDecoder>),
+}
+
+impl Feed {
+    /// Any reader.
+    pub fn any(r: impl Read + Send + 'static) -> Feed {
+        Feed::Any(Box::new(r))
+    }
+
+    /// This feed with `head` (bytes read from it) in front again.
+    fn after(self, head: Vec<u8>) -> Feed {
+        match self {
+            Feed::Any(r) => Feed::Any(Box::new(Cursor::new(head).chain(r))),
+            Feed::Decoded(pre, dec) => {
+                let mut all = head;
+                all.extend_from_slice(&pre.get_ref()[pre.position() as usize..]);
+                Feed::Decoded(Cursor::new(all), dec)
+            }
+        }
+    }
+
+    /// As a plain reader (what a tar or a journal reads).
+    fn boxed(self) -> Box<dyn Read + Send> {
+        match self {
+            Feed::Any(r) => r,
+            Feed::Decoded(pre, dec) => Box::new(pre.chain(dec)),
+        }
+    }
+
+    /// The decoder, when it is the next to read and fills in place.
+    fn in_place(&mut self) -> Option<&mut StreamDecoder> {
+        match self {
+            Feed::Decoded(pre, dec) if pre.position() as usize >= pre.get_ref().len() => {
+                dec.in_place().then_some(&mut **dec)
+            }
+            _ => None,
+        }
+    }
+}
+
+impl Read for Feed {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Feed::Any(r) => r.read(buf),
+            Feed::Decoded(pre, dec) => match pre.read(buf)? {
+                0 => dec.read(buf),
+                n => Ok(n),
+            },
+        }
+    }
+}
+
 /// A source of decoded or read bytes, read in blocks by the pipeline, within the member cap and
 /// the global budget; problems go to `warnings`.
 pub struct Stream {
-    reader: Box<dyn Read + Send>,
+    reader: Feed,
     read: u64,
     limits: Limits,
     budget: Option<(Arc<Budget>, usize)>,
@@ -37,6 +96,10 @@ pub struct Stream {
 impl Stream {
     /// A stream over `reader` within the member cap of `limits` (no global budget).
     pub fn new(reader: Box<dyn Read + Send>, limits: Limits) -> Stream {
+        Stream::over(Feed::Any(reader), limits)
+    }
+
+    fn over(reader: Feed, limits: Limits) -> Stream {
         Stream {
             reader,
             read: 0,
@@ -86,13 +149,53 @@ impl Stream {
         buf.len() - start
     }
 
+    /// Fills `buf[from..]` (grown as needed, never zeroed twice) up to at least `want` bytes
+    /// unless the stream ends before; returns where its bytes end. A decoder that can writes
+    /// straight into `buf` (up to [`BLOCK_MAX`] past `want`); the buffer is then handed back with
+    /// [`Stream::seal`] before the next one is filled.
+    pub fn fill_block(&mut self, buf: &mut Vec<u8>, from: usize, want: usize) -> usize {
+        if self.done {
+            return from;
+        }
+        let Some(dec) = self.reader.in_place() else {
+            if buf.len() < want {
+                buf.resize(want, 0);
+            }
+            return from + self.fill_slice(&mut buf[from..want]);
+        };
+        if buf.len() < want + BLOCK_MAX {
+            buf.resize(want + BLOCK_MAX, 0);
+        }
+        let end = dec.fill_in_place(buf, from, want);
+        let kept = self.admit(end - from);
+        if kept < end - from || end < want {
+            self.finish();
+        }
+        from + kept
+    }
+
+    /// The bytes the next buffer of [`Stream::fill_block`] must take before it is sealed (0:
+    /// any number).
+    pub fn min_segment(&mut self) -> usize {
+        self.reader.in_place().map_or(0, |d| d.min_segment())
+    }
+
+    /// Hands back the buffer [`Stream::fill_block`] filled last, shared: the decoder may read it
+    /// back until the next one is sealed.
+    pub fn seal(&mut self, buf: Vec<u8>) -> Arc<Vec<u8>> {
+        match &mut self.reader {
+            Feed::Decoded(_, dec) => dec.seal(buf),
+            Feed::Any(_) => Arc::new(buf),
+        }
+    }
+
     /// Reads into all of `buf` (bytes already there are overwritten, none is zeroed first) unless
     /// the stream ends before; returns the bytes read.
     pub fn fill_slice(&mut self, buf: &mut [u8]) -> usize {
         if self.done {
             return 0;
         }
-        let (got, end) = decode::read_full(&mut *self.reader, buf);
+        let (got, end) = decode::read_full(&mut self.reader, buf);
         let kept = self.admit(got);
         if kept < got {
             self.finish();
@@ -272,7 +375,7 @@ impl Source {
 /// handed over while it is still being decoded: `process` reads it as a stream.
 pub fn expand_reader<R>(
     mut src: Source,
-    mut reader: Box<dyn Read + Send>,
+    mut reader: Feed,
     ctx: &Ctx,
     process: &mut dyn FnMut(Input) -> R,
     out: &mut Vec<R>,
@@ -292,13 +395,14 @@ pub fn expand_reader<R>(
         out.push(process(src.unread(Some(w))));
         return;
     }
-    let rest: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(head.clone()).chain(reader));
+    let rest = reader.after(head.clone());
     match magic {
         Magic::Plain => plain(src, &head, rest, ctx, process, out),
         Magic::Gzip | Magic::Zstd => {
             // a compressed file is read ahead by a thread of its own (the decoder's thread is
             // the one the run waits on); a stream inside a container is already fed by one
             let gzip = magic == Magic::Gzip;
+            let rest = rest.boxed();
             let dec = if src.depth == 0 && src.disk >= READ_AHEAD_FROM {
                 decode::open_stream_ahead(rest, gzip, ctx.limits)
             } else {
@@ -312,14 +416,15 @@ pub fn expand_reader<R>(
                 notes: Some(dec.notes.clone()),
                 ..src
             };
-            expand_reader(inner, Box::new(dec), ctx, process, out);
+            let feed = Feed::Decoded(Cursor::default(), Box::new(dec));
+            expand_reader(inner, feed, ctx, process, out);
         }
-        Magic::Tar => tar(src, rest, ctx, process, out),
+        Magic::Tar => tar(src, rest.boxed(), ctx, process, out),
         Magic::Unsupported(kind) => {
             let w = format!("{kind} compression is not supported; decompress it first");
             out.push(process(src.unread(Some(w))));
         }
-        Magic::Journal => journal(src, rest, ctx, process, out),
+        Magic::Journal => journal(src, rest.boxed(), ctx, process, out),
     }
 }
 
@@ -354,13 +459,7 @@ fn journal<R>(
                 expected: None,
                 ..src
             };
-            expand_reader(
-                inner,
-                Box::new(std::io::Cursor::new(export)),
-                ctx,
-                process,
-                out,
-            );
+            expand_reader(inner, Feed::any(Cursor::new(export)), ctx, process, out);
         }
         Err(w) => out.push(process(src.unread(Some(w)))),
     }
@@ -369,7 +468,7 @@ fn journal<R>(
 fn plain<R>(
     src: Source,
     head: &[u8],
-    rest: Box<dyn Read + Send>,
+    rest: Feed,
     ctx: &Ctx,
     process: &mut dyn FnMut(Input) -> R,
     out: &mut Vec<R>,
@@ -379,7 +478,7 @@ fn plain<R>(
         out.push(process(src.unread(Some(w))));
         return;
     }
-    let mut stream = Stream::new(rest, ctx.limits);
+    let mut stream = Stream::over(rest, ctx.limits);
     stream.expected = src.expected;
     stream.notes = src.notes;
     if src.decoded {
@@ -439,7 +538,7 @@ fn tar<R>(
             consumed: None,
             notes: Some(m.data.notes.clone()),
         };
-        expand_reader(member, Box::new(m.data), ctx, process, out);
+        expand_reader(member, Feed::any(m.data), ctx, process, out);
     }
     let mut archive = src;
     archive.warnings.append(&mut warnings);
@@ -489,7 +588,7 @@ pub fn expand_bytes(path: &str, data: Vec<u8>, limits: &Limits) -> Vec<Input> {
     let mut out = Vec::new();
     let len = data.len() as u64;
     let src = Source::top(path.to_string(), None, len, None);
-    let reader = Box::new(std::io::Cursor::new(data));
+    let reader = Feed::any(Cursor::new(data));
     expand_reader(src, reader, &Ctx::alone(limits), &mut materialize, &mut out);
     out
 }

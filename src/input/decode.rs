@@ -4,6 +4,7 @@
 //! decoded size. The expansion ratio is checked here, as bytes are produced: per decoded stream
 //! and per tar member (against the compressed bytes consumed while that member was produced).
 
+use super::zstd_blocks::{starts_modern, ZstdBlocks};
 use super::Limits;
 use std::io::{BufRead, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -231,7 +232,7 @@ fn pump(
 /// and the scan). The expansion ratio is checked at every [`CHUNK`] of output, as a decoder
 /// thread checks it; problems become notes and end the stream.
 pub struct StreamDecoder {
-    dec: Option<Box<dyn Read + Send>>,
+    dec: Option<Dec>,
     what: &'static str,
     limits: Limits,
     out: u64,
@@ -241,7 +242,78 @@ pub struct StreamDecoder {
     pub consumed: Option<Arc<AtomicU64>>,
 }
 
+/// The decoder of a stream: any, or zstd's that can also fill the caller's buffers in place.
+enum Dec {
+    Any(Box<dyn Read + Send>),
+    Blocks(Box<ZstdBlocks>),
+}
+
+impl Read for Dec {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Dec::Any(r) => r.read(buf),
+            Dec::Blocks(z) => z.read(buf),
+        }
+    }
+}
+
 impl StreamDecoder {
+    /// Whether [`StreamDecoder::fill_in_place`] decodes straight into the buffer given (a zstd
+    /// stream that is not of the legacy format, until it ends).
+    pub fn in_place(&self) -> bool {
+        matches!(self.dec, Some(Dec::Blocks(_)))
+    }
+
+    /// The bytes the next buffer of [`StreamDecoder::fill_in_place`] must take before it is
+    /// sealed (0: any number, also when the stream does not fill in place).
+    pub fn min_segment(&self) -> usize {
+        match self.dec.as_ref() {
+            Some(Dec::Blocks(z)) => z.min_segment(),
+            _ => 0,
+        }
+    }
+
+    /// Decodes into `buf[from..]` up to at least `want` bytes unless the stream ends (then
+    /// short of it; problems become notes, as with a read); returns where the decoded bytes
+    /// end, at most [`super::zstd_blocks::BLOCK_MAX`] past `want` (`buf` has that room). Without a decoder in place
+    /// it returns `from`. A buffer filled is handed back with [`StreamDecoder::seal`] before
+    /// another is filled.
+    pub fn fill_in_place(&mut self, buf: &mut [u8], from: usize, want: usize) -> usize {
+        let Some(Dec::Blocks(z)) = self.dec.as_mut() else {
+            return from;
+        };
+        let (end, err) = match z.fill(buf, from, want) {
+            // short of `want`: the end, or an error the next fill tells
+            Ok(end) if end < want => (end, z.fill(buf, end, want).err()),
+            Ok(end) => (end, None),
+            Err(e) => (from, Some(e)),
+        };
+        self.out += (end - from) as u64;
+        if let Some(w) = self.ratio() {
+            self.end(Some(w));
+        } else if end < want {
+            let w = err.map(|e| self.corrupt(&e));
+            self.end(w);
+        }
+        end
+    }
+
+    /// Ends the filling of `buf` (see [`ZstdBlocks::seal`]): shared, as the decoder may still
+    /// read it back while it fills the next buffer.
+    pub fn seal(&mut self, buf: Vec<u8>) -> Arc<Vec<u8>> {
+        match self.dec.as_mut() {
+            Some(Dec::Blocks(z)) => z.seal(buf),
+            _ => Arc::new(buf),
+        }
+    }
+
+    fn corrupt(&self, e: &std::io::Error) -> String {
+        format!(
+            "{}: corrupt or truncated stream after {} decompressed bytes: {e}; the part before is analyzed",
+            self.what, self.out
+        )
+    }
+
     fn end(&mut self, why: Option<String>) {
         self.dec = None;
         if let Some(w) = why {
@@ -295,10 +367,7 @@ impl Read for StreamDecoder {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => {
                     // a partial last chunk is checked before the error is told
-                    let w = self.partial_ratio().unwrap_or_else(|| format!(
-                        "{}: corrupt or truncated stream after {} decompressed bytes: {e}; the part before is analyzed",
-                        self.what, self.out
-                    ));
+                    let w = self.partial_ratio().unwrap_or_else(|| self.corrupt(&e));
                     self.end(Some(w));
                     return Ok(0);
                 }
@@ -361,17 +430,16 @@ fn decoder(
 ) -> StreamDecoder {
     let notes: Notes = Arc::default();
     let what = if gzip { "gzip" } else { "zstd" };
-    let dec: Option<Box<dyn Read + Send>> = if gzip {
-        Some(Box::new(flate2::bufread::MultiGzDecoder::new(source)))
+    let dec = if gzip {
+        Ok(Dec::Any(Box::new(flate2::bufread::MultiGzDecoder::new(
+            source,
+        ))))
     } else {
-        match zstd::stream::read::Decoder::with_buffer(source) {
-            Ok(d) => Some(Box::new(d)),
-            Err(e) => {
-                note(&notes, format!("zstd: cannot start decoding: {e}"));
-                None
-            }
-        }
+        zstd_decoder(source)
     };
+    let dec = dec
+        .map_err(|e| note(&notes, format!("zstd: cannot start decoding: {e}")))
+        .ok();
     StreamDecoder {
         dec,
         what,
@@ -380,6 +448,17 @@ fn decoder(
         notes,
         consumed: Some(consumed),
     }
+}
+
+/// A zstd decoder over `source`: libzstd's buffer-less one ([`ZstdBlocks`]), or its streaming
+/// one for a stream of the legacy (pre-1.0) format or too short to tell.
+fn zstd_decoder(mut source: Box<dyn BufRead + Send>) -> std::io::Result<Dec> {
+    let modern = source.fill_buf().map(starts_modern).unwrap_or(false);
+    if modern {
+        return Ok(Dec::Blocks(Box::new(ZstdBlocks::new(source)?)));
+    }
+    let d = zstd::stream::read::Decoder::with_buffer(source)?;
+    Ok(Dec::Any(Box::new(d)))
 }
 
 /// One member of a tar, as its decoder announces it.

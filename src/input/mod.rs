@@ -517,7 +517,13 @@ pub fn open_into<R>(
     use container::Source;
     if found.display == "-" {
         let src = Source::top("-".into(), found.host.clone(), 0, None);
-        container::expand_reader(src, Box::new(std::io::stdin()), ctx, process, out);
+        container::expand_reader(
+            src,
+            container::Feed::any(std::io::stdin()),
+            ctx,
+            process,
+            out,
+        );
         return;
     }
     let f = match File::open(&found.path) {
@@ -552,7 +558,8 @@ pub fn open_into<R>(
         );
     }
     // the bytes taken from disk (compressed ones for a compressed file) move the progress bar
-    container::expand_reader(src, Box::new(progress::Counted(f)), ctx, process, out);
+    let feed = container::Feed::any(progress::Counted(f));
+    container::expand_reader(src, feed, ctx, process, out);
 }
 
 /// Opens one discovered file and returns its inputs, each read to its end within the caps
@@ -579,7 +586,13 @@ pub fn open_reader(
     let mut src = container::Source::top(found.display.clone(), found.host.clone(), len, mtime);
     src.expected = Some(len);
     let ctx = container::Ctx::alone(limits);
-    container::expand_reader(src, reader, &ctx, &mut |i| i, &mut out);
+    container::expand_reader(
+        src,
+        container::Feed::Any(reader),
+        &ctx,
+        &mut |i| i,
+        &mut out,
+    );
     out
 }
 

@@ -4,22 +4,24 @@
 //! decodes a block into any memory, provided the bytes the block refers back to (up to the
 //! frame's window) are in the same contiguous run of output or in the run before it. So:
 //!
-//! - Read as a plain [`Read`] (sniffing, tar members, small inputs), blocks are decoded into a
-//!   round buffer of this decoder's own (at least a window and two blocks) and copied out: the
-//!   streaming decoder's work, done here.
-//! - Filled block by block ([`ZstdBlocks::fill`]), blocks are decoded straight into the
-//!   caller's buffer. A buffer is a run of output (a *segment*); when the caller moves on to
-//!   another buffer it first hands the filled one over ([`ZstdBlocks::seal`]) and gets it back
-//!   shared: the decoder keeps a reference to it, so the run before the current one can be
-//!   neither changed nor freed while libzstd may read it, and it lets go of the one before.
-//!   Each segment must hold at least [`ZstdBlocks::min_segment`] decoded bytes, so that the run
-//!   before always holds the rest of the window.
+//! - Read as a plain [`Read`] (sniffing, tar members, small inputs), or filled a little at a
+//!   time, blocks are decoded into a round buffer of this decoder's own (a window and two
+//!   blocks) and copied out: the streaming decoder's work, done here.
+//! - Once a fill ([`ZstdBlocks::fill`]) has room for a window and a block, the frame's blocks
+//!   are decoded straight into the caller's buffer. A buffer is a run of output (a *segment*);
+//!   when the caller moves on to another buffer it first hands the filled one over
+//!   ([`ZstdBlocks::seal`]) and gets it back shared: the decoder keeps a reference to it, so the
+//!   run before the current one can be neither changed nor freed while libzstd may read it, and
+//!   it lets go of the one before. Each buffer must then take at least
+//!   [`ZstdBlocks::min_segment`] decoded bytes, so that the run before always holds the rest of
+//!   the window; one sealed shorter stops the stream with an error, never a wrong byte.
 //!
 //! A frame whose window is larger than [`DIRECT_WINDOW`] is decoded through the round buffer
 //! (a block of the scan would have to hold a window); one larger than libzstd's default limit
 //! ([`MAX_WINDOW`]) is refused as the streaming decoder refuses it. Skippable frames are skipped
 //! without being held. Legacy (pre-1.0) frames are left to the streaming decoder: see
-//! [`starts_modern`].
+//! [`starts_modern`]. A corrupt block is told by libzstd (and by the frame's checksum, which
+//! is verified), as by the streaming decoder.
 
 use std::io::{self, BufRead, Read};
 use std::ptr::NonNull;
@@ -97,8 +99,6 @@ pub struct ZstdBlocks {
     pending: Option<io::Error>,
     /// The buffer of the run before the open one (libzstd reads its window from it).
     held: Option<Arc<Vec<u8>>>,
-    /// The frame being decoded started in the open buffer (its history is all there).
-    fresh: bool,
     /// A buffer sealed with less than a window of a frame that goes on: the next cannot be
     /// filled (a caller's fault, told rather than decoded wrong).
     short: bool,
@@ -127,31 +127,19 @@ impl ZstdBlocks {
             seg_from: None,
             pending: None,
             held: None,
-            fresh: false,
             short: false,
             done: false,
         })
     }
 
     /// The decoded bytes the buffer about to be filled by [`ZstdBlocks::fill`] must take from
-    /// where its filling starts before it is sealed (0: any number). Between frames it reads
-    /// the next one's header (an error there is met again by the fill).
-    pub fn min_segment(&mut self) -> usize {
-        if self.window.is_none() && self.open.is_none() && self.start_frame().unwrap_or(false) {
-            // the frame starts in the buffer about to be filled
-            self.fresh = true;
-        }
+    /// where its filling starts before it is sealed (0: any number): a window and a block while
+    /// a frame is decoded in place. A frame that could go in place asks that much room past
+    /// what the round buffer still holds (a smaller fill copies).
+    pub fn min_segment(&self) -> usize {
         match self.window {
-            Some(w) if w <= DIRECT_WINDOW => {
-                let w = w as usize;
-                if self.direct {
-                    w + BLOCK_MAX
-                } else {
-                    // the change from the round buffer may first copy up to a window and two
-                    // blocks out of it
-                    2 * w + 3 * BLOCK_MAX
-                }
-            }
+            Some(w) if w <= DIRECT_WINDOW && self.direct => w as usize + BLOCK_MAX,
+            Some(w) if w <= DIRECT_WINDOW => w as usize + BLOCK_MAX + (self.pos - self.out),
             _ => 0,
         }
     }
@@ -370,16 +358,17 @@ impl ZstdBlocks {
             if *at >= want {
                 break;
             }
-            if self.window.is_none() {
-                if !self.start_frame()? {
-                    self.done = true;
-                    break;
-                }
-                self.fresh = true;
+            if self.window.is_none() && !self.start_frame()? {
+                self.done = true;
+                break;
             }
             let w = self.window.unwrap_or(1);
+            // a frame goes in place once its history is in one run of the ring (libzstd reads
+            // it there) and this fill has room for a window and a block (the next fill then
+            // finds the rest of the window in this one)
             let history_here = !self.wrapped || self.pos as u64 >= w;
-            if w <= DIRECT_WINDOW && (self.direct || history_here) {
+            let room = (want - *at) as u64 >= w + BLOCK_MAX as u64;
+            if w <= DIRECT_WINDOW && (self.direct || (history_here && room)) {
                 self.direct = true;
                 self.open = Some((addr, *at));
                 self.seg_from.get_or_insert(*at);
@@ -411,10 +400,9 @@ impl ZstdBlocks {
             self.open = None;
             let len = (end - self.seg_from.unwrap_or(end)) as u64;
             let goes_on = self.direct && self.window.is_some();
-            self.short = goes_on && !self.fresh && len < self.window.unwrap_or(0);
+            self.short = goes_on && len < self.window.unwrap_or(0);
             self.held = Some(shared.clone());
         }
-        self.fresh = false;
         shared
     }
 }
@@ -482,7 +470,13 @@ mod tests {
         loop {
             let carry = 1000.min(out.len());
             let mut buf = out[out.len() - carry..].to_vec();
-            let want = carry + seg.max(d.min_segment());
+            // `seg` until the frame goes in place, then the least it allows
+            let want = carry
+                + if d.min_segment() > 0 {
+                    d.min_segment()
+                } else {
+                    seg
+                };
             buf.resize(want + BLOCK_MAX, 0xAA);
             let end = d.fill(&mut buf, carry, want)?;
             out.extend_from_slice(&buf[carry..end]);
@@ -510,12 +504,12 @@ mod tests {
         let mut want = a.clone();
         want.extend_from_slice(&b);
         for (head, seg) in [
-            (0, 64 << 10),
-            (512, 1),
+            (0, 3 << 20),
+            (512, 3 << 20),
             (100 << 10, 200 << 10),
-            (2_400_000, 1),
-            (3 << 20, 1),
-            (13 << 20, 1),
+            (2_400_000, 3 << 20),
+            (3 << 20, 2_300_000),
+            (13 << 20, 3 << 20),
         ] {
             assert!(
                 fill_all(decoder(z.clone()), head, seg).unwrap() == want,
@@ -565,25 +559,25 @@ mod tests {
 
     #[test]
     fn a_buffer_not_sealed_is_refused() {
-        let a = text(1 << 20, 5);
+        let a = text(6 << 20, 5);
         let mut d = decoder(zstd::encode_all(&a[..], 3).unwrap());
-        let mut one = vec![0u8; (64 << 10) + BLOCK_MAX];
-        let end = d.fill(&mut one, 0, 64 << 10).unwrap();
-        assert!(end >= 64 << 10);
-        let mut two = vec![0u8; (64 << 10) + BLOCK_MAX];
-        assert!(d.fill(&mut two, 0, 64 << 10).is_err());
-        // nor is a read once blocks were filled
-        assert!(d.read(&mut two).is_err());
-        assert!(
-            !starts_modern(&[0x27, 0xb5, 0x2f, 0xfd])
-                && starts_modern(
-                    &a[..0]
-                        .iter()
-                        .chain(&[0x28, 0xb5, 0x2f, 0xfd])
-                        .copied()
-                        .collect::<Vec<u8>>()
-                )
-        );
+        // too small a fill for a window goes through the ring; a large one in place
+        let small = 64 << 10;
+        let mut one = vec![0u8; small + BLOCK_MAX];
+        assert!(d.fill(&mut one, 0, small).unwrap() >= small);
+        assert!(!d.direct && d.min_segment() > 2 << 20);
+        let big = 3 << 20;
+        let mut two = vec![0u8; big + BLOCK_MAX];
+        assert!(d.fill(&mut two, 0, big).unwrap() >= big);
+        assert!(d.direct);
+        let mut three = vec![0u8; big + BLOCK_MAX];
+        assert!(d.fill(&mut three, 0, big).is_err());
+        // nor is a read once blocks were filled in place
+        assert!(d.read(&mut three).is_err());
+        let mut head = b"log".to_vec();
+        assert!(!starts_modern(&head));
+        head.splice(0..0, [0x28, 0xb5, 0x2f, 0xfd]);
+        assert!(starts_modern(&head) && !starts_modern(&[0x27, 0xb5, 0x2f, 0xfd]));
     }
 
     use std::io::Write;

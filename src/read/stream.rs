@@ -15,6 +15,7 @@ use crate::input::container::Stream;
 use crate::scan::{self, ScanOutput};
 use std::collections::BTreeMap;
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
+use std::sync::Arc;
 
 /// Bytes of lines each block owns (one task scans them).
 pub const BLOCK: usize = 4 << 20;
@@ -40,7 +41,8 @@ const AHEAD: usize = 256 << 10;
 /// One block of lines, with its context.
 struct Block {
     /// Look-behind, own lines, look-ahead (its first `len` bytes; the rest is spare room).
-    buf: Vec<u8>,
+    /// Shared: a decoder that filled it in place may read it back while it fills the next.
+    buf: Arc<Vec<u8>>,
     len: usize,
     /// The range of `buf` this block owns.
     own: (usize, usize),
@@ -83,7 +85,7 @@ pub fn read(head: Vec<u8>, stream: &mut Stream, ctx: &Ctx, warnings: &mut Vec<St
 /// thread (never a pool worker) receives the blocks and merges what comes back.
 fn scan_pooled(
     blocks: &Receiver<Block>,
-    back: &Sender<Vec<u8>>,
+    back: &Sender<Arc<Vec<u8>>>,
     ctx: &Ctx,
     fw: &FileWrappers,
     merge: &mut Merge,
@@ -119,7 +121,12 @@ fn scan_pooled(
 
 /// Scans the lines a block owns (line numbers count from its first own line), then hands its
 /// buffer `back`.
-fn scan_block(b: Block, back: &Sender<Vec<u8>>, ctx: &Ctx, fw: &FileWrappers) -> (ScanOutput, u64) {
+fn scan_block(
+    b: Block,
+    back: &Sender<Arc<Vec<u8>>>,
+    ctx: &Ctx,
+    fw: &FileWrappers,
+) -> (ScanOutput, u64) {
     let origin = b.at - b.own.0 as u64;
     let own = (b.own.0, b.own.1, origin);
     let mut part = scan::scan_chunk(&b.buf[..b.len], own, ctx.set, ctx.cap, fw);
@@ -163,12 +170,13 @@ impl Merge {
 
 /// Reads the stream into blocks of whole lines and sends them in order, each with its context;
 /// the first `cur` holds the stream's first bytes. Buffers come back from the scan on `spare`
-/// and are filled again in place (zeroed once, when first grown).
+/// and are filled again in place (zeroed once, when first grown), once the decoder below lets
+/// go of them too.
 fn cut_blocks(
     mut cur: Vec<u8>,
     stream: &mut Stream,
     tx: &SyncSender<Block>,
-    spare: &Receiver<Vec<u8>>,
+    spare: &Receiver<Arc<Vec<u8>>>,
 ) {
     let mut len = cur.len();
     let mut behind = 0usize;
@@ -176,14 +184,12 @@ fn cut_blocks(
     let mut at = 0u64;
     // buffers back from the scan, the last one back on top: it is refilled first, while its
     // bytes are still in the cache (a decoder writing into cold memory is slower)
-    let mut pool: Vec<Vec<u8>> = Vec::new();
+    let mut pool: Vec<Arc<Vec<u8>>> = Vec::new();
     loop {
-        let want = behind + block_bytes() + AHEAD;
-        if cur.len() < want {
-            cur.resize(want, 0);
-        }
+        // a decoder filling in place needs a window's worth in each buffer it fills
+        let want = (behind + block_bytes() + AHEAD).max(len + stream.min_segment());
         if len < want {
-            len += stream.fill_slice(&mut cur[len..want]);
+            len = stream.fill_block(&mut cur, len, want);
         }
         let last = stream.is_done();
         let cut = if last {
@@ -203,7 +209,7 @@ fn cut_blocks(
         // a new buffer only when none is back: as many exist as the blocks in flight at once
         // (the scan's limit, the channel, this one), whatever the input's size; one dropped
         // here would be allocated and faulted in again a block later
-        let mut next = pool.pop().unwrap_or_default();
+        let mut next = take_free(&mut pool);
         if !last {
             let n = filled - keep;
             if next.len() < n {
@@ -213,7 +219,7 @@ fn cut_blocks(
             len = n;
         }
         let block = Block {
-            buf: cur,
+            buf: stream.seal(cur),
             len: filled,
             own: (behind, cut),
             at,
@@ -227,6 +233,15 @@ fn cut_blocks(
         behind = cut - keep;
         cur = next;
     }
+}
+
+/// The buffer back last that nothing else holds (the decoder holds the one it filled before
+/// the current), taken out of `pool`; a new one when there is none.
+fn take_free(pool: &mut Vec<Arc<Vec<u8>>>) -> Vec<u8> {
+    let Some(i) = pool.iter().rposition(|b| Arc::strong_count(b) == 1) else {
+        return Vec::new();
+    };
+    Arc::try_unwrap(pool.remove(i)).unwrap_or_default()
 }
 
 /// Where the block that starts at `behind` in `cur` ends: after its last newline before the
