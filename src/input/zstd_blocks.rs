@@ -580,5 +580,51 @@ mod tests {
         assert!(starts_modern(&head) && !starts_modern(&[0x27, 0xb5, 0x2f, 0xfd]));
     }
 
+    /// Fills buffers of the sizes `sizes` asks in turn (never less than the decoder needs),
+    /// each one sealed; returns the bytes, or the first error.
+    fn fill_sizes(mut d: ZstdBlocks, sizes: &[usize]) -> io::Result<Vec<u8>> {
+        let mut out = Vec::new();
+        let mut held = Vec::new();
+        for i in 0.. {
+            let want = sizes[i % sizes.len()].max(d.min_segment().min(16 << 20));
+            let mut buf = vec![0x55u8; want + BLOCK_MAX];
+            let end = d.fill(&mut buf, 0, want)?;
+            out.extend_from_slice(&buf[..end]);
+            held.push(d.seal(buf));
+            held.retain(|b| Arc::strong_count(b) > 1);
+            if end == 0 {
+                return Ok(out);
+            }
+        }
+        unreachable!()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 24, ..Default::default() })]
+
+        /// Any fill sizes, levels and window sizes read the stream as the streaming decoder
+        /// does; a corrupt byte anywhere is an error or a wrong byte, never a panic.
+        #[test]
+        fn any_fill_sizes_read_the_stream(
+            size in 1usize..(7 << 20),
+            level in 1i32..6,
+            wlog in 17u32..24,
+            sizes in proptest::collection::vec(1usize..(5 << 20), 1..5),
+            flip in 0usize..usize::MAX,
+        ) {
+            let a = text(size, size as u64);
+            let mut e = zstd::stream::Encoder::new(Vec::new(), level).unwrap();
+            e.window_log(wlog).unwrap();
+            e.include_checksum(true).unwrap();
+            e.write_all(&a).unwrap();
+            let z = e.finish().unwrap();
+            proptest::prop_assert!(fill_sizes(decoder(z.clone()), &sizes).unwrap() == a);
+            let mut bad = z;
+            let at = flip % bad.len();
+            bad[at] ^= 0x40;
+            let _ = fill_sizes(decoder(bad), &sizes);
+        }
+    }
+
     use std::io::Write;
 }
