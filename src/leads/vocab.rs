@@ -3,10 +3,10 @@
 //! lines, which lines say a run ended normally, and which words put a run in the analyzer's
 //! scope. Everything a line is tested with is here; [`super`] walks the inputs.
 
+use crate::scan::FastSet;
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use regex::bytes::{Regex, RegexBuilder};
 use serde::Deserialize;
-use std::collections::HashSet;
 
 /// `data/leads.toml` as written.
 pub const BUILTIN_LEADS: &str = include_str!("../../data/leads.toml");
@@ -112,10 +112,13 @@ pub enum Line {
 
 /// The compiled vocabulary.
 pub struct Vocab {
-    words: HashSet<String>,
+    /// Looked up for every word of a line the search found: a fast hash (a bug report has
+    /// hundreds of thousands of such lines).
+    words: FastSet<String>,
     suffixes: Vec<String>,
-    phrases: Vec<String>,
-    levels: HashSet<String>,
+    /// The phrases, one leftmost search (the first one's start is the leftmost of them all).
+    phrases: Option<AhoCorasick>,
+    levels: FastSet<String>,
     /// The benign and health regexes: compiled on the first line that needs them (a clean
     /// input never does, and they were a third of a one-line run's start-up).
     regexes: std::sync::OnceLock<(Vec<Regex>, Vec<Regex>)>,
@@ -172,10 +175,18 @@ impl Vocab {
             .ascii_case_insensitive(true)
             .build(&d.scope)
             .map_err(|e| e.to_string())?;
+        let phrases = if d.phrases.is_empty() {
+            None
+        } else {
+            let b = AhoCorasickBuilder::new()
+                .match_kind(MatchKind::LeftmostFirst)
+                .build(&d.phrases);
+            Some(b.map_err(|e| e.to_string())?)
+        };
         Ok(Vocab {
             words: d.words.iter().cloned().collect(),
             suffixes: d.suffixes.clone(),
-            phrases: d.phrases.clone(),
+            phrases,
             levels: d.levels.iter().cloned().collect(),
             regexes: std::sync::OnceLock::new(),
             sources: (
@@ -241,9 +252,9 @@ impl Vocab {
             .map(|p| p.0);
         let phrase = self
             .phrases
-            .iter()
-            .filter_map(|p| line.find(p.as_str()))
-            .min();
+            .as_ref()
+            .and_then(|p| p.find(line))
+            .map(|m| m.start());
         word.into_iter().chain(phrase).min()
     }
 

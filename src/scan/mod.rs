@@ -25,7 +25,7 @@ pub use chunk::{memo_enabled, scan_buffer, scan_chunk};
 pub use fold::SAMPLED_KEYS;
 pub use output::MAX_PROGRESS_SAMPLES;
 
-use cap::FastSet;
+pub(crate) use cap::FastSet;
 pub use cap::{
     cap_by_key, cap_capped, kind_total, CapKey, Capped, FastBuild, FastHasher, FastMap,
     DEFAULT_EVENTS_PER_KIND, KEPT_PER_KIND,
