@@ -105,6 +105,22 @@ struct InputLeads {
 }
 
 impl InputLeads {
+    /// Takes the findings of the lines that follow this one's (a part of the same input read
+    /// apart): as if they had been read here, in order.
+    fn absorb(&mut self, p: InputLeads) {
+        let replayed = (p.first.len() + p.last.len()) as u64;
+        for lead in p.first.into_iter().chain(p.last) {
+            self.push(lead);
+        }
+        self.total += p.total - replayed;
+        self.maybe.extend(p.maybe);
+        self.benign.extend(p.benign);
+        self.in_scope |= p.in_scope;
+        if p.health.is_some() {
+            self.health = p.health;
+        }
+    }
+
     fn push(&mut self, lead: Lead) {
         self.total += 1;
         self.last_lead = lead.line;
@@ -198,7 +214,13 @@ fn read_input(
     }
 }
 
-/// Scans `buf` (whole lines; its first is line `base + 1`); returns the lines it holds.
+/// A buffer at least this large is searched in parts, one per thread of the pool (a large bug
+/// report's lines the search finds took half of its run on one core).
+const SPLIT_FROM: usize = 8 << 20;
+
+/// Reads the lines of `buf` (its first line is line `base + 1`) that the search finds, into
+/// `out`; returns the lines of `buf`. A large buffer is read in parts in parallel, their
+/// findings put together in order: the same as one pass.
 fn scan(
     buf: &[u8],
     base: u64,
@@ -207,6 +229,86 @@ fn scan(
     seen: &HashSet<u64>,
     out: &mut InputLeads,
 ) -> u64 {
+    let threads = rayon::current_num_threads();
+    let pooled = rayon::current_thread_index().is_some();
+    let parts = if buf.len() >= SPLIT_FROM && !pooled {
+        threads
+    } else {
+        1
+    };
+    scan_in_parts(buf, base, (v, set, seen), out, parts)
+}
+
+fn scan_in_parts(
+    buf: &[u8],
+    base: u64,
+    (v, set, seen): (&Vocab, &RecognizerSet, &HashSet<u64>),
+    out: &mut InputLeads,
+    parts: usize,
+) -> u64 {
+    scope_head(buf, v, out);
+    if parts < 2 {
+        search_lines(buf, base, v, set, seen, out);
+    } else {
+        let cuts = line_cuts(buf, parts);
+        let mut bases = vec![base];
+        for w in cuts.windows(2).take(cuts.len().saturating_sub(2)) {
+            let last = *bases.last().unwrap_or(&base);
+            bases.push(last + bytecount::count(&buf[w[0]..w[1]], b'\n') as u64);
+        }
+        let found: Vec<InputLeads> = {
+            use rayon::prelude::*;
+            (0..cuts.len() - 1)
+                .into_par_iter()
+                .map(|i| {
+                    let mut p = InputLeads::default();
+                    search_lines(&buf[cuts[i]..cuts[i + 1]], bases[i], v, set, seen, &mut p);
+                    p
+                })
+                .collect()
+        };
+        for p in found {
+            out.absorb(p);
+        }
+    }
+    let lines = bytecount::count(buf, b'\n') as u64;
+    lines + u64::from(!buf.is_empty() && !buf.ends_with(b"\n"))
+}
+
+/// Where `buf` is cut into `parts` of about equal size, at line starts: 0, …, `buf.len()`.
+fn line_cuts(buf: &[u8], parts: usize) -> Vec<usize> {
+    let mut cuts = vec![0];
+    for k in 1..parts {
+        let at = buf.len() / parts * k;
+        let c = memchr::memchr(b'\n', &buf[at..]).map_or(buf.len(), |p| at + p + 1);
+        if c > cuts[cuts.len() - 1] && c < buf.len() {
+            cuts.push(c);
+        }
+    }
+    cuts.push(buf.len());
+    cuts
+}
+
+/// The scope words are looked for in the input's head (a boot log names its driver, a job log
+/// its launcher early) and in its leads: a case-insensitive search of a whole large input would
+/// cost more than the rest of this reading.
+fn scope_head(buf: &[u8], v: &Vocab, out: &mut InputLeads) {
+    if !out.in_scope && out.scope_read < SCOPE_HEAD {
+        let n = buf.len().min((SCOPE_HEAD - out.scope_read) as usize);
+        out.in_scope = v.scope.is_match(&buf[..n]);
+        out.scope_read += n as u64;
+    }
+}
+
+/// Reads the lines of `buf` that the search finds (its first line is line `base + 1`).
+fn search_lines(
+    buf: &[u8],
+    base: u64,
+    v: &Vocab,
+    set: &RecognizerSet,
+    seen: &HashSet<u64>,
+    out: &mut InputLeads,
+) {
     let mut line_no = base;
     let mut counted = 0usize;
     let mut next = 0usize;
@@ -225,16 +327,6 @@ fn scan(
         let text = String::from_utf8_lossy(&raw);
         one_line(&text, line_no + 1, v, set, seen, out);
     }
-    // the scope words are looked for in the input's head (a boot log names its driver, a job
-    // log its launcher early) and in its leads: a case-insensitive search of a whole large
-    // input would cost more than the rest of this reading
-    if !out.in_scope && out.scope_read < SCOPE_HEAD {
-        let n = buf.len().min((SCOPE_HEAD - out.scope_read) as usize);
-        out.in_scope = v.scope.is_match(&buf[..n]);
-        out.scope_read += n as u64;
-    }
-    let lines = bytecount::count(buf, b'\n') as u64;
-    lines + u64::from(!buf.is_empty() && !buf.ends_with(b"\n"))
 }
 
 /// Decides one line that the search found.
@@ -344,6 +436,58 @@ fn merge(per: Vec<InputLeads>, _v: &Vocab) -> Leads {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Read in parts, an input gives what one pass gives: the same first and last leads,
+    /// counts, health line, explained and benign lines, line numbers.
+    #[test]
+    fn parts_read_as_one_pass() {
+        let k = crate::Knowledge::load(&[]).unwrap();
+        let v = Vocab::builtin();
+        let mut buf = String::new();
+        for i in 0..4000 {
+            let line = match i % 97 {
+                3 => format!("job {i}: RuntimeError: CUDA error: unspecified launch failure\n"),
+                40 => format!("[{i}] Process {i} exits successfully.\n"),
+                55 => format!("step {i}: Traceback (most recent call last):\n"),
+                70 if i > 3000 => "ERROR: nhc: Health check failed: disk\n".to_string(),
+                _ => format!("ordinary line {i} of the log, nothing to see\n"),
+            };
+            buf.push_str(&line);
+        }
+        let seen: HashSet<u64> = [4, 250].into_iter().collect();
+        let read = |parts: usize| {
+            let mut out = InputLeads::default();
+            let n = scan_in_parts(
+                buf.as_bytes(),
+                10,
+                (v, &k.recognizers, &seen),
+                &mut out,
+                parts,
+            );
+            let maybe: Vec<u64> = out.maybe.iter().map(|m| m.0.line).collect();
+            let health = out.health.map(|h| h.line);
+            (
+                n,
+                out.total,
+                out.first,
+                out.last,
+                maybe,
+                out.benign,
+                out.in_scope,
+                health,
+                out.last_lead,
+            )
+        };
+        let one = read(1);
+        assert!(
+            one.1 > 20 && one.2.len() == PER_INPUT && one.7.is_some(),
+            "{:?}",
+            one.1
+        );
+        for parts in [2, 3, 7, 64] {
+            assert!(read(parts) == one, "{parts} parts");
+        }
+    }
 
     /// A long line is judged by a bounded text that keeps its head and its error word.
     #[test]
