@@ -54,7 +54,11 @@ fn read_text(path: &str) -> Result<String, String> {
 fn decode_capped(path: &str, raw: Vec<u8>, gzip: bool) -> Result<Vec<u8>, String> {
     let limits = crate::input::Limits::default();
     let what = if gzip { "gzip" } else { "zstd" };
-    let dec = crate::input::decode::open_stream(Box::new(std::io::Cursor::new(raw)), gzip, limits);
+    let dec = crate::input::stream_decoder::open_stream(
+        Box::new(std::io::Cursor::new(raw)),
+        gzip,
+        limits,
+    );
     let notes = dec.notes.clone();
     let mut s = crate::input::container::Stream::new(Box::new(dec), limits);
     let mut out = Vec::new();

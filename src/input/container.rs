@@ -5,7 +5,9 @@
 //! and the global budget ([`super::budget`]) as they are read.
 
 use super::budget::Budget;
-use super::decode::{self, Notes, StreamDecoder, TarItem};
+use super::decode::{self, Notes, TarItem};
+use super::feed::Feed;
+use super::stream_decoder;
 use super::zstd_blocks::BLOCK_MAX;
 use super::{Bytes, Input, Limits};
 use std::io::{Cursor, Read};
@@ -18,64 +20,6 @@ pub const STREAM_HEAD: usize = 4 << 20;
 
 /// A compressed file at least this large is read ahead in a thread of its own.
 const READ_AHEAD_FROM: u64 = 1 << 20;
-
-/// What a [`Stream`] reads: any reader, or a decoder that can fill the pipeline's blocks in
-/// place, behind the bytes already read from it (those its format was told by).
-pub enum Feed {
-    /// Read through [`Read`].
-    Any(Box<dyn Read + Send>),
-    /// Its first bytes, then the decoder's.
-    Decoded(Cursor<Vec<u8>>, Box<StreamDecoder>),
-}
-
-impl Feed {
-    /// Any reader.
-    pub fn any(r: impl Read + Send + 'static) -> Feed {
-        Feed::Any(Box::new(r))
-    }
-
-    /// This feed with `head` (bytes read from it) in front again.
-    fn after(self, head: Vec<u8>) -> Feed {
-        match self {
-            Feed::Any(r) => Feed::Any(Box::new(Cursor::new(head).chain(r))),
-            Feed::Decoded(pre, dec) => {
-                let mut all = head;
-                all.extend_from_slice(&pre.get_ref()[pre.position() as usize..]);
-                Feed::Decoded(Cursor::new(all), dec)
-            }
-        }
-    }
-
-    /// As a plain reader (what a tar or a journal reads).
-    fn boxed(self) -> Box<dyn Read + Send> {
-        match self {
-            Feed::Any(r) => r,
-            Feed::Decoded(pre, dec) => Box::new(pre.chain(dec)),
-        }
-    }
-
-    /// The decoder, when it is the next to read and fills in place.
-    fn in_place(&mut self) -> Option<&mut StreamDecoder> {
-        match self {
-            Feed::Decoded(pre, dec) if pre.position() as usize >= pre.get_ref().len() => {
-                dec.in_place().then_some(&mut **dec)
-            }
-            _ => None,
-        }
-    }
-}
-
-impl Read for Feed {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        match self {
-            Feed::Any(r) => r.read(buf),
-            Feed::Decoded(pre, dec) => match pre.read(buf)? {
-                0 => dec.read(buf),
-                n => Ok(n),
-            },
-        }
-    }
-}
 
 /// A source of decoded or read bytes, read in blocks by the pipeline, within the member cap and
 /// the global budget; problems go to `warnings`.
@@ -404,9 +348,9 @@ pub fn expand_reader<R>(
             let gzip = magic == Magic::Gzip;
             let rest = rest.boxed();
             let dec = if src.depth == 0 && src.disk >= READ_AHEAD_FROM {
-                decode::open_stream_ahead(rest, gzip, ctx.limits)
+                stream_decoder::open_stream_ahead(rest, gzip, ctx.limits)
             } else {
-                decode::open_stream(rest, gzip, ctx.limits)
+                stream_decoder::open_stream(rest, gzip, ctx.limits)
             };
             let inner = Source {
                 depth: src.depth + 1,

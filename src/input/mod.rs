@@ -7,9 +7,11 @@ pub mod budget;
 pub mod container;
 pub mod decode;
 pub mod exclude;
+pub mod feed;
 pub mod journal_file;
 pub mod mapped;
 pub mod progress;
+pub mod stream_decoder;
 pub mod zstd_blocks;
 
 use std::collections::BTreeSet;
@@ -517,13 +519,7 @@ pub fn open_into<R>(
     use container::Source;
     if found.display == "-" {
         let src = Source::top("-".into(), found.host.clone(), 0, None);
-        container::expand_reader(
-            src,
-            container::Feed::any(std::io::stdin()),
-            ctx,
-            process,
-            out,
-        );
+        container::expand_reader(src, feed::Feed::any(std::io::stdin()), ctx, process, out);
         return;
     }
     let f = match File::open(&found.path) {
@@ -558,7 +554,7 @@ pub fn open_into<R>(
         );
     }
     // the bytes taken from disk (compressed ones for a compressed file) move the progress bar
-    let feed = container::Feed::any(progress::Counted(f));
+    let feed = feed::Feed::any(progress::Counted(f));
     container::expand_reader(src, feed, ctx, process, out);
 }
 
@@ -586,13 +582,7 @@ pub fn open_reader(
     let mut src = container::Source::top(found.display.clone(), found.host.clone(), len, mtime);
     src.expected = Some(len);
     let ctx = container::Ctx::alone(limits);
-    container::expand_reader(
-        src,
-        container::Feed::Any(reader),
-        &ctx,
-        &mut |i| i,
-        &mut out,
-    );
+    container::expand_reader(src, feed::Feed::Any(reader), &ctx, &mut |i| i, &mut out);
     out
 }
 

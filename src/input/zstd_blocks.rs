@@ -18,7 +18,7 @@
 //!
 //! A frame whose window is larger than [`DIRECT_WINDOW`] is decoded through the round buffer
 //! (a block of the scan would have to hold a window); one larger than libzstd's default limit
-//! ([`MAX_WINDOW`]) is refused as the streaming decoder refuses it. Skippable frames are skipped
+//! (`MAX_WINDOW`, 128 MiB) is refused as the streaming decoder refuses it. Skippable frames are skipped
 //! without being held. Legacy (pre-1.0) frames are left to the streaming decoder: see
 //! [`starts_modern`]. A corrupt block is told by libzstd (and by the frame's checksum, which
 //! is verified), as by the streaming decoder.

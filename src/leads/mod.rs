@@ -163,7 +163,7 @@ pub fn collect(
         if !skip {
             let none = HashSet::new();
             let seen = lines.get(&inp.path).unwrap_or(&none);
-            read_input(&mut inp, v, set, seen, &mut out);
+            read_input(&mut inp, Reading { v, set, seen }, &mut out);
         }
         out
     });
@@ -178,14 +178,17 @@ fn structured(f: Format) -> bool {
     matches!(f, Format::NvidiaSmi | Format::Dcgmi | Format::JournalJson)
 }
 
+/// What reading an input's lines for leads needs: the vocabulary, the recognizers, and the
+/// lines the scan already read.
+#[derive(Clone, Copy)]
+struct Reading<'a> {
+    v: &'a Vocab,
+    set: &'a RecognizerSet,
+    seen: &'a HashSet<u64>,
+}
+
 /// Walks one input's bytes, whole or block by block.
-fn read_input(
-    inp: &mut input::Input,
-    v: &Vocab,
-    set: &RecognizerSet,
-    seen: &HashSet<u64>,
-    out: &mut InputLeads,
-) {
+fn read_input(inp: &mut input::Input, r: Reading<'_>, out: &mut InputLeads) {
     let mut warnings = Vec::new();
     let (body, _) = crate::read::open(inp, &mut warnings);
     match body {
@@ -193,7 +196,7 @@ fn read_input(
         // (an item's purpose, a missing tool's message) are read by the manifest's reader
         crate::read::Body::Whole(b) if crate::collect::manifest::looks_like(&b) => {}
         crate::read::Body::Whole(b) => {
-            scan(&b, 0, v, set, seen, out);
+            scan(&b, 0, r, out);
         }
         crate::read::Body::Streamed(mut buf, mut stream) => {
             let mut base = 0u64;
@@ -204,7 +207,7 @@ fn read_input(
                     (0, _) | (_, None) => buf.len(),
                     (_, Some(p)) => p + 1,
                 };
-                base += scan(&buf[..cut], base, v, set, seen, out);
+                base += scan(&buf[..cut], base, r, out);
                 buf.drain(..cut);
                 if more == 0 && buf.is_empty() {
                     break;
@@ -221,14 +224,7 @@ const SPLIT_FROM: usize = 8 << 20;
 /// Reads the lines of `buf` (its first line is line `base + 1`) that the search finds, into
 /// `out`; returns the lines of `buf`. A large buffer is read in parts in parallel, their
 /// findings put together in order: the same as one pass.
-fn scan(
-    buf: &[u8],
-    base: u64,
-    v: &Vocab,
-    set: &RecognizerSet,
-    seen: &HashSet<u64>,
-    out: &mut InputLeads,
-) -> u64 {
+fn scan(buf: &[u8], base: u64, r: Reading<'_>, out: &mut InputLeads) -> u64 {
     let threads = rayon::current_num_threads();
     let pooled = rayon::current_thread_index().is_some();
     let parts = if buf.len() >= SPLIT_FROM && !pooled {
@@ -236,19 +232,14 @@ fn scan(
     } else {
         1
     };
-    scan_in_parts(buf, base, (v, set, seen), out, parts)
+    scan_in_parts(buf, base, r, out, parts)
 }
 
-fn scan_in_parts(
-    buf: &[u8],
-    base: u64,
-    (v, set, seen): (&Vocab, &RecognizerSet, &HashSet<u64>),
-    out: &mut InputLeads,
-    parts: usize,
-) -> u64 {
+fn scan_in_parts(buf: &[u8], base: u64, r: Reading<'_>, out: &mut InputLeads, parts: usize) -> u64 {
+    let v = r.v;
     scope_head(buf, v, out);
     if parts < 2 {
-        search_lines(buf, base, v, set, seen, out);
+        search_lines(buf, base, r, out);
     } else {
         let cuts = line_cuts(buf, parts);
         let mut bases = vec![base];
@@ -262,7 +253,7 @@ fn scan_in_parts(
                 .into_par_iter()
                 .map(|i| {
                     let mut p = InputLeads::default();
-                    search_lines(&buf[cuts[i]..cuts[i + 1]], bases[i], v, set, seen, &mut p);
+                    search_lines(&buf[cuts[i]..cuts[i + 1]], bases[i], r, &mut p);
                     p
                 })
                 .collect()
@@ -301,14 +292,8 @@ fn scope_head(buf: &[u8], v: &Vocab, out: &mut InputLeads) {
 }
 
 /// Reads the lines of `buf` that the search finds (its first line is line `base + 1`).
-fn search_lines(
-    buf: &[u8],
-    base: u64,
-    v: &Vocab,
-    set: &RecognizerSet,
-    seen: &HashSet<u64>,
-    out: &mut InputLeads,
-) {
+fn search_lines(buf: &[u8], base: u64, r: Reading<'_>, out: &mut InputLeads) {
+    let v = r.v;
     let mut line_no = base;
     let mut counted = 0usize;
     let mut next = 0usize;
@@ -325,19 +310,13 @@ fn search_lines(
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         let raw = lead_view(raw, m.start() - start);
         let text = String::from_utf8_lossy(&raw);
-        one_line(&text, line_no + 1, v, set, seen, out);
+        one_line(&text, line_no + 1, r, out);
     }
 }
 
 /// Decides one line that the search found.
-fn one_line(
-    text: &str,
-    line: u64,
-    v: &Vocab,
-    set: &RecognizerSet,
-    seen: &HashSet<u64>,
-    out: &mut InputLeads,
-) {
+fn one_line(text: &str, line: u64, r: Reading<'_>, out: &mut InputLeads) {
+    let Reading { v, set, seen } = r;
     let kind = v.line(text);
     let lead = || Lead {
         path: out.path.clone(),
@@ -460,7 +439,11 @@ mod tests {
             let n = scan_in_parts(
                 buf.as_bytes(),
                 10,
-                (v, &k.recognizers, &seen),
+                Reading {
+                    v,
+                    set: &k.recognizers,
+                    seen: &seen,
+                },
                 &mut out,
                 parts,
             );
