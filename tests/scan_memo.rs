@@ -20,8 +20,10 @@ impl Rng {
 }
 
 /// A storm of driver and job lines: repeated Xid and SXid lines whose pid changes on every line,
-/// lines of other hosts and ranks, continuation lines, lines without a time of their own, NVRM
-/// bursts, a kernel report, ordinary lines, and pids hidden in places the masks must not touch.
+/// lines of other hosts and ranks, continuation lines, lines without a time of their own (NCCL's
+/// untimed lines, which name their host, among timed ones whose time they borrow, and lines that
+/// name no host), NVRM bursts, a kernel report, ordinary lines, and pids hidden in places the
+/// masks must not touch.
 fn storm(seed: u64, lines: usize) -> String {
     let mut r = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     let buses = ["07", "0f", "47", "4e", "87", "90", "b7", "bd"];
@@ -37,7 +39,8 @@ fn storm(seed: u64, lines: usize) -> String {
         let host = ["gpu-node-01", "gpu-node-02"][r.below(4).min(1) as usize];
         let bus = buses[r.below(buses.len() as u64) as usize];
         let pid = r.below(40_000);
-        let line = match r.below(20) {
+        let (tid, dev) = (r.below(90_000), r.below(8));
+        let line = match r.below(25) {
             0..=8 => {
                 let code = [43, 45, 45, 13, 31, 79][r.below(6) as usize];
                 format!("{t} {host} kernel: NVRM: Xid (PCI:0000:{bus}:00): {code}, pid={pid}, name=python3, Ch 0000001{}\n", r.below(2))
@@ -52,6 +55,13 @@ fn storm(seed: u64, lines: usize) -> String {
             16 => format!("{t} {host} kernel: NVRM: Xid (PCI:0000:{bus}:00): {}, pid={pid}, name=python3, Ch 00000010\n", 40 + pid % 9),
             17 => format!("{t} {host} systemd[{pid}]: Started Session {pid} of user root.\n"),
             18 => format!("{t} {host} sshd[{pid}]: pid={pid} not responding, timeout\n"),
+            20 | 21 => {
+                let err = [12, 12, 5, 4][r.below(4) as usize];
+                format!("{host}:{pid}:{tid} [{dev}] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer 10.0.0.7<4432> with error {err}, opcode 129, len 0, vendor err 129 (Recv) localGid ::ffff:10.0.0.8 remoteGids::ffff:10.0.0.7 hca mlx5_3\n")
+            }
+            22 => format!("{host}:{pid}:{tid} [{dev}] include/alloc.h:185 NCCL WARN Cuda failure 'out of memory'\n"),
+            23 => format!("{host}:{pid}:{tid} [{dev}] NCCL WARN NET/IB : Got async event : port error\n"),
+            24 => "NCCL WARN Cuda failure 'unknown error'\n".to_string(),
             _ => format!("{t} {host} kernel: NVRM: Xid (PCI:0000:{bus}:00): 62, pid={pid}, name=python3, Ch 00000010\n"),
         };
         text.push_str(&line);

@@ -129,6 +129,9 @@ pub(crate) struct RecognizerFile {
     /// NVRM knowledge laid over `data/nvrm.toml` (see [`nvrm::NvrmFile::overlay`]).
     #[serde(default)]
     pub(crate) nvrm: Option<nvrm::NvrmFile>,
+    /// Values that are details, never keys (see [`super::details`]).
+    #[serde(default)]
+    pub(crate) memo_detail: Vec<super::details::DetailDef>,
 }
 
 /// How a kernel report's call trace names a layer (the `[trace]` table).

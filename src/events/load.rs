@@ -103,6 +103,7 @@ struct Merged {
     cuda: cuda::CudaTables,
     nvml: Vec<nvml::NvmlReturn>,
     signals: Vec<signals::Signal>,
+    details: Vec<super::details::DetailDef>,
 }
 
 impl Merged {
@@ -118,6 +119,7 @@ impl Merged {
         if let Some(n) = &f.nvrm {
             self.nvrm_user.push(n.clone());
         }
+        self.details.extend(f.memo_detail.iter().cloned());
         for (code, kinds) in &f.xid_derived {
             let c: i64 = code.parse().map_err(|_| RecognizerError::Invalid {
                 id: "xid_derived".into(),
@@ -329,7 +331,15 @@ impl RecognizerSet {
             .filter(|c| c.def.parser.as_deref() == Some("nvrm"))
             .map(|c| super::intern(&c.def.id))
             .collect();
+        let details =
+            super::details::DetailValues::new(std::mem::take(&mut m.details)).map_err(|what| {
+                RecognizerError::Invalid {
+                    id: "memo_detail".into(),
+                    what,
+                }
+            })?;
         Ok(RecognizerSet {
+            details,
             nvrm: nvrm_knowledge(m.nvrm_user)?,
             nvrm_ids,
             cover: std::sync::OnceLock::new(),

@@ -10,6 +10,7 @@ pub mod aer;
 pub mod cper;
 pub mod cuda;
 mod defs;
+pub mod details;
 pub mod fabric;
 mod intern;
 pub mod job;

@@ -122,6 +122,8 @@ pub struct RecognizerSet {
     pub(super) cover: std::sync::OnceLock<Option<Cover>>,
     /// The anchors only benign recognizers own (the prefilter's literals cover the others).
     pub(super) benign_only: Vec<String>,
+    /// Values that are details of a line, never keys: what the scan's memo masks.
+    pub details: super::details::DetailValues,
 }
 
 /// The anchors that hold no other anchor, searched at SIMD speed: every anchor holds one of

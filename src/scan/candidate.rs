@@ -185,9 +185,8 @@ pub(super) fn candidate(
     let (drafts, used_context) = recognize(set, (&full, &body, head.rank), |after| {
         context(buf, w.head_start, w.end, after)
     });
-    // one line with its own time: its events can be rebuilt from the line alone
-    let simple =
-        far.is_none() && w.parts.len() == 1 && head.prefix.is_some_and(|p| !p.stamp.is_empty());
+    // one line with its own time or host: its events can be rebuilt from the line alone
+    let simple = far.is_none() && w.parts.len() == 1 && super::memo::self_contained(&head);
     let host = head
         .prefix
         .and_then(|p| p.host)

@@ -5,6 +5,7 @@ use super::candidate::{candidate, recognize};
 use super::deferred::{cap_joint, materialize, Stub};
 use super::found;
 use super::lines::{continues, next_line, prev_line, trim_cr};
+use super::memo::Masks;
 use super::{chunk_bytes, longline, memo, normalize_body, tally, ScanOutput, MAX_PROGRESS_SAMPLES};
 use crate::events::RecognizerSet;
 use crate::formats::repeat::HeadCache;
@@ -251,13 +252,23 @@ fn read_candidates(
         if ls < *record_end {
             continue;
         }
-        let mut sign = false;
+        // whether the memo learns what reading the line gives, and whether under its last signature
+        let (mut learn, mut new_sig) = (false, false);
         if let Some(t) = tally.as_mut().filter(|_| memo_enabled()) {
             let line = trim_cr(&buf[ls..le]);
             let head = heads.parse(line, learned);
             if memo::simple(buf, le, line, &head, fw) {
-                memo.sign(line, &head, heads.repeated());
-                match recall(buf, &mut memo, (set, learned), t, (ls, le, no), out) {
+                let mut r = Recall::Read { new: true };
+                // signed plainly first; in detail when that signature is new
+                for masks in [Masks::Plain, Masks::Detailed] {
+                    memo.sign(line, (&head, heads.repeated()), (&set.details, masks));
+                    r = recall(buf, &mut memo, (set, learned), t, (ls, le, no), out);
+                    match r {
+                        Recall::Read { new: true } if masks == Masks::Plain => memo.defer_plain(),
+                        _ => break,
+                    }
+                }
+                match r {
                     Recall::Nothing => {
                         *record_end = le;
                         continue;
@@ -267,7 +278,7 @@ fn read_candidates(
                         hold(out, set, cap, t, &mut next_cap);
                         continue;
                     }
-                    Recall::Read { new } => sign = new,
+                    Recall::Read { new } => (learn, new_sig) = (new || memo.plain_new(), new),
                 }
             }
         }
@@ -275,11 +286,11 @@ fn read_candidates(
         let r = candidate(buf, ((ls, le, no), far), own, set, out, fw, tally.as_mut());
         event_lines += (r.gave && walked) as u64;
         *record_end = r.end;
-        if let (true, Some(known)) = (sign, r.known) {
+        if let (true, Some(known)) = (learn, r.known) {
             // a new signature: its masks are checked when it comes back (nothing to check when
             // its lines are read in full anyway)
             let at = (known != memo::Known::Full).then_some((ls, le));
-            memo.put(known, at);
+            memo.put(known, at, new_sig);
         }
         match tally.as_mut() {
             Some(t) => hold(out, set, cap, t, &mut next_cap),
@@ -326,7 +337,7 @@ fn recall(
         let known = known.clone();
         let first = trim_cr(&buf[fs..fe]);
         let fhead = parse_head_with(first, learned);
-        let agreed = probe_agrees(set, first, &fhead, &known, t);
+        let agreed = probe_agrees(set, (first, &fhead, memo.masks()), &known, t);
         memo.settle(if agreed { known } else { memo::Known::Full });
         got = memo.get();
     }
@@ -383,12 +394,11 @@ fn hold(out: &mut ScanOutput, set: &RecognizerSet, cap: u64, t: &tally::Tally, n
 /// gives the same keys as the line.
 fn probe_agrees(
     set: &RecognizerSet,
-    line: &[u8],
-    head: &LineHead<'_>,
+    (line, head, masks): (&[u8], &LineHead<'_>, Masks),
     known: &memo::Known,
     t: &tally::Tally,
 ) -> bool {
-    let probe = memo::probe(line, head.msg_start);
+    let probe = memo::probe(line, head.msg_start, (&set.details, masks));
     let full = String::from_utf8_lossy(&probe);
     let body = normalize_body(&String::from_utf8_lossy(
         &probe[head.msg_start.min(probe.len())..],

@@ -5,16 +5,20 @@
 //! ([`super::deferred::Stub`]), never built unless the events cap keeps them.
 //!
 //! Only a *simple* line is memoized: one line (no continuation before or after, at most
-//! [`MAX_RECORD_BYTES`], no terminal escapes) with a prefix that carries its own time, whose
-//! recognizers read no context. Its events are then a function of the `Record` recognizers see:
-//! `full` (the line: read for anchors and context words only), `body` (after the prefix) and
-//! `rank`, plus the line's host. The signature holds the host, the rank, the prefix with its
-//! digits dropped, and the body with the decimal value of every `pid=` field masked:
-//! - prefix digits are its timestamps (wall, monotonic) and a program tag's pid: the time of the
-//!   record and who logged it, never part of an event's key (host and rank, which a prefix also
-//!   carries, are in the signature as parsed);
-//! - `pid=N` is the process a driver line names (NVRM Xid `pid=`, kernel `pid=`), which changes on
-//!   every line of a storm and is a detail, never a key.
+//! [`MAX_RECORD_BYTES`], no terminal escapes) with a prefix that carries its own time or names
+//! its host ([`self_contained`]: an untimed NCCL line borrows only a time, which reading it again
+//! in the same buffer borrows alike), whose recognizers read no context. The keys of its events
+//! are then a function of the `Record` recognizers see: `full` (the line: read for anchors and
+//! context words only), `body` (after the prefix) and `rank`, plus the line's host. The signature
+//! holds the host, the rank, the prefix with its digits dropped, and the body with the digits of
+//! every detail value masked:
+//! - prefix digits are its timestamps (wall, monotonic) and a program tag's pid (or NCCL's pid,
+//!   thread and device): the time of the record and who logged it, never part of an event's key
+//!   (host and rank, which a prefix also carries, are in the signature as parsed);
+//! - detail values are the `[[memo_detail]]` table of data/recognizers.toml
+//!   ([`crate::events::details`]): `pid=N` (the process a driver line names), a peer's address,
+//!   an opcode, a length, a sequence number, which change on every line of a storm and are
+//!   details, never keys.
 //!
 //! Both masks are checked, not assumed: when a signature comes back, its first line is read a
 //! second time with every masked digit changed, and the signature is memoized only if both
@@ -23,7 +27,11 @@
 //! lines) costs one reading, not two.
 
 use super::lines::{is_continuation, is_hard_wrap, next_line, trim_cr, MIN_WRAPPED_WIDTH};
+#[cfg(test)]
+use super::skeleton::mask_details;
+use super::skeleton::Skeletons;
 use super::{FastBuild, FastMap, MAX_RECORD_BYTES};
+use crate::events::details::DetailValues;
 use crate::formats::wrapper::FileWrappers;
 use crate::formats::LineHead;
 use std::hash::BuildHasher;
@@ -38,6 +46,17 @@ pub(super) enum Known {
     Keys(Vec<u32>),
     /// Read every line in full (the probe disagreed, or the events need more than their line).
     Full,
+}
+
+/// Which values of a line a signature masks (besides its prefix's digits); its first byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Masks {
+    /// The table's values whose `after` ends in `=` (`pid=`), found from each `=`: cheap, what
+    /// every line is signed with first (a storm of one message whose pid changes).
+    Plain = 1,
+    /// Every value of the table, found through the skeletons: what a line whose plain signature
+    /// is new is signed with next (a storm of one message to many peers, or with many lengths).
+    Detailed = 2,
 }
 
 /// Signatures with the same hash, each with what is known of it and, until its masks are
@@ -56,6 +75,12 @@ pub(super) struct Memo {
     /// masked prefix up to its tag's end), and which prefix that is (see [`crate::formats::repeat::HeadCache::repeated`]).
     head_sig: Vec<u8>,
     head_of: Option<u64>,
+    /// Which digit runs of a message are detail values, by its skeleton.
+    skeletons: Skeletons,
+    /// A plain signature found new while the line is signed in detail, and whether it is kept
+    /// (see [`Memo::defer_plain`]).
+    plain: Vec<u8>,
+    plain_new: bool,
 }
 
 /// Signatures one chunk remembers at most (a log of distinct lines stops learning there). A
@@ -74,46 +99,87 @@ impl Memo {
             .map(|(_, k, at)| (k, *at))
     }
 
-    /// Remembers `known` for the signature in `self.sig`, its masks still to be checked on its
-    /// first line `at` (or checked, with `None`).
-    pub(super) fn put(&mut self, known: Known, at: Option<(usize, usize)>) {
+    /// Remembers `known` for the signature in `self.sig` when `new` (its lookup found nothing)
+    /// and for the plain signature kept by [`Memo::defer_plain`], their masks still to be checked
+    /// on the first line `at` (or checked, with `None`).
+    pub(super) fn put(&mut self, known: Known, at: Option<(usize, usize)>, new: bool) {
+        if new {
+            let sig = self.sig.clone().into_boxed_slice();
+            self.insert(sig, known.clone(), at);
+        }
+        if std::mem::take(&mut self.plain_new) {
+            let sig = self.plain.clone().into_boxed_slice();
+            self.insert(sig, known, at);
+        }
+    }
+
+    fn insert(&mut self, sig: Box<[u8]>, known: Known, at: Option<(usize, usize)>) {
         if self.len >= MAX_SIGNATURES {
             return;
         }
-        let h = self.hasher.hash_one(&self.sig[..]);
-        self.map
-            .entry(h)
-            .or_default()
-            .push((self.sig.clone().into_boxed_slice(), known, at));
+        let h = self.hasher.hash_one(&sig[..]);
+        self.map.entry(h).or_default().push((sig, known, at));
         self.len += 1;
     }
 
+    /// Keeps the plain signature in `self.sig`, which the memo does not know, to be learned
+    /// with what reading the line gives (see [`Memo::put`]) while the line is signed in detail.
+    pub(super) fn defer_plain(&mut self) {
+        self.plain.clone_from(&self.sig);
+        self.plain_new = true;
+    }
+
+    /// The masks of the signature in `self.sig`.
+    pub(super) fn masks(&self) -> Masks {
+        match self.sig.first() {
+            Some(&2) => Masks::Detailed,
+            _ => Masks::Plain,
+        }
+    }
+
+    /// Whether a plain signature waits to be learned.
+    pub(super) fn plain_new(&self) -> bool {
+        self.plain_new
+    }
+
     /// Writes the signature of a simple line (see [`signature`]) into `self.sig`; `repeated` is
-    /// what the head cache said of the line ([`crate::formats::repeat::HeadCache::repeated`]): the start of the
-    /// signature of a line that repeats a prefix is the same as the previous such line's.
+    /// what the head cache said of the line ([`crate::formats::repeat::HeadCache::repeated`]): the
+    /// start of the signature of a line that repeats a prefix is the same as the previous such
+    /// line's. The message's detail values are found through the skeletons ([`Skeletons`]).
     pub(super) fn sign(
         &mut self,
         line: &[u8],
-        head: &LineHead<'_>,
-        repeated: Option<(u64, usize)>,
+        (head, repeated): (&LineHead<'_>, Option<(u64, usize)>),
+        (details, masks): (&DetailValues, Masks),
     ) {
         let ms = head.msg_start.min(line.len());
-        let Some((of, m)) = repeated.filter(|&(_, m)| m <= ms) else {
-            signature(&mut self.sig, line, head);
-            return;
-        };
-        if self.head_of != Some(of) {
-            self.head_sig.clear();
-            host_and_rank(&mut self.head_sig, head);
-            mask_digits(&mut self.head_sig, &line[..m]);
-            self.head_of = Some(of);
+        if masks == Masks::Plain {
+            self.plain_new = false;
         }
         self.sig.clear();
-        self.sig.extend_from_slice(&self.head_sig);
-        // no digit run crosses `m` (a space stands before it)
-        mask_digits(&mut self.sig, &line[m..ms]);
+        self.sig.push(masks as u8);
+        match repeated.filter(|&(_, m)| m <= ms) {
+            Some((of, m)) => {
+                if self.head_of != Some(of) {
+                    self.head_sig.clear();
+                    host_and_rank(&mut self.head_sig, head);
+                    mask_digits(&mut self.head_sig, &line[..m]);
+                    self.head_of = Some(of);
+                }
+                self.sig.extend_from_slice(&self.head_sig);
+                // no digit run crosses `m` (a space stands before it)
+                mask_digits(&mut self.sig, &line[m..ms]);
+            }
+            None => {
+                host_and_rank(&mut self.sig, head);
+                mask_digits(&mut self.sig, &line[..ms]);
+            }
+        }
         self.sig.push(0xff);
-        mask_pids(&mut self.sig, &line[ms..]);
+        match masks {
+            Masks::Plain => mask_with(&mut self.sig, &line[ms..], |b, f| details.eq_digits(b, f)),
+            Masks::Detailed => self.skeletons.mask(&mut self.sig, &line[ms..], details),
+        }
     }
 
     /// Sets what is known of the signature in `self.sig` (met before), its masks checked.
@@ -141,7 +207,7 @@ pub(super) fn simple(
     fw: &FileWrappers,
 ) -> bool {
     if line.len() > MAX_RECORD_BYTES
-        || head.prefix.is_none_or(|p| p.stamp.is_empty())
+        || !self_contained(head)
         || memchr::memchr(b'\x1b', line).is_some()
         || is_continuation(line)
     {
@@ -166,9 +232,24 @@ pub(super) fn simple(
     !hard_wrap && !is_continuation(next)
 }
 
+/// Whether a line's events are a function of the line alone, as far as their keys go: its prefix
+/// carries its own time, or it has a prefix and names its host (an untimed NCCL line
+/// `host:pid:tid [dev] …`). A line without either borrows its time and its host from a
+/// neighbour; one that names its host only borrows a time, which reading the line again in the
+/// same buffer borrows alike.
+pub(super) fn self_contained(head: &LineHead<'_>) -> bool {
+    head.prefix
+        .is_some_and(|p| !p.stamp.is_empty() || p.host.is_some() || head.host.is_some())
+}
+
 /// The masked spans of `line` (see the module doc), as (start, end) offsets in order: each digit
-/// run of the prefix and the digits of each `pid=` value in the body.
-fn masked(line: &[u8], msg_start: usize, mut f: impl FnMut(usize, usize)) {
+/// run of the prefix and of each detail value in the body.
+fn masked(
+    line: &[u8],
+    msg_start: usize,
+    (details, masks): (&DetailValues, Masks),
+    mut f: impl FnMut(usize, usize),
+) {
     let ms = msg_start.min(line.len());
     let mut i = 0;
     while i < ms {
@@ -183,19 +264,48 @@ fn masked(line: &[u8], msg_start: usize, mut f: impl FnMut(usize, usize)) {
             i += 1;
         }
     }
-    pid_values(&line[ms..], |s, e| f(ms + s, ms + e));
+    let body = &line[ms..];
+    match masks {
+        Masks::Plain => details.eq_digits(body, |s, e| f(ms + s, ms + e)),
+        Masks::Detailed => details.digits(body, |s, e| f(ms + s, ms + e)),
+    }
+}
+
+/// Appends `body` with each digit run `values` finds in it written as one 0xfe byte.
+fn mask_with(
+    sig: &mut Vec<u8>,
+    body: &[u8],
+    values: impl FnOnce(&[u8], &mut dyn FnMut(usize, usize)),
+) {
+    let mut from = 0;
+    values(body, &mut |s, e| {
+        sig.extend_from_slice(&body[from..s]);
+        sig.push(0xfe);
+        from = e;
+    });
+    sig.extend_from_slice(&body[from..]);
 }
 
 /// Writes the signature of a simple line into `sig`: host, rank, then the line with each masked
 /// digit run (see [`masked`]) written as one 0xfe byte (so `pid=7` and `pid=12345` sign alike)
-/// and 0xff where the message starts.
-pub(super) fn signature(sig: &mut Vec<u8>, line: &[u8], head: &LineHead<'_>) {
+/// and 0xff where the message starts. What [`Memo::sign`] writes, the table searched every time.
+#[cfg(test)]
+fn signature(
+    sig: &mut Vec<u8>,
+    line: &[u8],
+    head: &LineHead<'_>,
+    (details, masks): (&DetailValues, Masks),
+) {
     sig.clear();
+    sig.push(masks as u8);
     host_and_rank(sig, head);
     let (prefix, body) = line.split_at(head.msg_start.min(line.len()));
     mask_digits(sig, prefix);
     sig.push(0xff);
-    mask_pids(sig, body);
+    match masks {
+        Masks::Plain => mask_with(sig, body, |b, f| details.eq_digits(b, f)),
+        Masks::Detailed => mask_details(sig, body, details),
+    }
 }
 
 /// The start of a signature: the line's host and rank.
@@ -230,36 +340,10 @@ fn mask_digits(sig: &mut Vec<u8>, text: &[u8]) {
     sig.extend_from_slice(&text[i..]);
 }
 
-/// Appends `body` with the value of each `pid=` written as one 0xfe byte.
-fn mask_pids(sig: &mut Vec<u8>, body: &[u8]) {
-    let mut from = 0;
-    pid_values(body, |s, e| {
-        sig.extend_from_slice(&body[from..s]);
-        sig.push(0xfe);
-        from = e;
-    });
-    sig.extend_from_slice(&body[from..]);
-}
-
-/// The digits of each `pid=` value of `body` (found from its `=`: cheaper than a substring
-/// search on a short line), as (start, end) offsets in order.
-fn pid_values(body: &[u8], mut f: impl FnMut(usize, usize)) {
-    for q in memchr::memchr_iter(b'=', body) {
-        if q < 3 || &body[q - 3..q] != b"pid" {
-            continue;
-        }
-        let v = q + 1;
-        let n = body[v..].iter().take_while(|c| c.is_ascii_digit()).count();
-        if n > 0 {
-            f(v, v + n);
-        }
-    }
-}
-
 /// The probe of the masks: `line` with every masked digit changed (d -> d + 1 mod 10).
-pub(super) fn probe(line: &[u8], msg_start: usize) -> Vec<u8> {
+pub(super) fn probe(line: &[u8], msg_start: usize, masks: (&DetailValues, Masks)) -> Vec<u8> {
     let mut p = line.to_vec();
-    masked(line, msg_start, |s, e| {
+    masked(line, msg_start, masks, |s, e| {
         for c in &mut p[s..e] {
             *c = b'0' + (*c - b'0' + 1) % 10;
         }
@@ -273,9 +357,16 @@ mod tests {
     use crate::formats::parse_head;
     use crate::formats::repeat::HeadCache;
 
+    /// The built-in table of detail values.
+    fn details() -> &'static DetailValues {
+        static SET: std::sync::OnceLock<crate::events::RecognizerSet> = std::sync::OnceLock::new();
+        &SET.get_or_init(|| crate::events::RecognizerSet::load(&[]).unwrap())
+            .details
+    }
+
     /// The signature as the masked spans define it: the line with each span one 0xfe byte and
     /// 0xff where the message starts, after host and rank.
-    fn by_spans(line: &[u8], head: &LineHead<'_>) -> Vec<u8> {
+    fn by_spans(line: &[u8], head: &LineHead<'_>, masks: Masks) -> Vec<u8> {
         let mut sig = Vec::new();
         signature(
             &mut sig,
@@ -284,12 +375,13 @@ mod tests {
                 msg_start: 0,
                 ..*head
             },
+            (details(), masks),
         );
-        sig.truncate(sig.len() - 1); // host and rank only
+        sig.truncate(sig.len() - 1); // masks, host and rank only
         let ms = head.msg_start.min(line.len());
         let mut from = 0;
         let mut spans = Vec::new();
-        masked(line, ms, |s, e| spans.push((s, e)));
+        masked(line, ms, (details(), masks), |s, e| spans.push((s, e)));
         let mut marked = false;
         for (s, e) in spans {
             if !marked && s >= ms {
@@ -311,7 +403,7 @@ mod tests {
     }
 
     #[test]
-    fn the_signature_masks_prefix_digits_and_pid_values() {
+    fn the_signature_masks_prefix_digits_and_detail_values() {
         for l in [
             &b"Jan 12 00:00:00 gpu-node-01 kernel: NVRM: Xid (PCI:0000:90:00): 45, pid=13671, name=python3, Ch 00000010"[..],
             b"Jan 12 01:06:39 gpu-node-01 kernel: [ 4099.980000] nvidia-nvswitch1: SXid (PCI:0000:05:00.0): 12028, Non-fatal",
@@ -322,11 +414,15 @@ mod tests {
             b"Jan 12 00:00:00 h kernel:",
             b"pid=",
             b"",
+            b"gpu-n0001:1234:5678 [3] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer 10.0.0.7<4432> with error 12, opcode 129, len 0, vendor err 129 (Recv) localGid ::ffff:10.0.0.8 remoteGids::ffff:10.0.0.7 hca mlx5_3",
         ] {
             let head = parse_head(l);
-            let mut sig = Vec::new();
-            signature(&mut sig, l, &head);
-            assert_eq!(sig, by_spans(l, &head), "{}", String::from_utf8_lossy(l));
+            for masks in [Masks::Plain, Masks::Detailed] {
+                let mut sig = Vec::new();
+                signature(&mut sig, l, &head, (details(), masks));
+                let want = by_spans(l, &head, masks);
+                assert_eq!(sig, want, "{masks:?} {}", String::from_utf8_lossy(l));
+            }
         }
         // through the head cache, lines that repeat a prefix sign as they sign alone
         let lines: [&[u8]; 5] = [
@@ -336,21 +432,42 @@ mod tests {
             b"Jan 12 00:00:02 n2 kernel: [12.5] x",
             b"Jan 12 00:00:03 n1 kernel: NVRM: Xid (PCI:0000:90:00): 45, pid=1, name=p",
         ];
+        let nccl: [&[u8]; 3] = [
+            b"gpu-n0001:1234:5678 [3] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer 10.0.0.7<4432> with error 12, opcode 129, len 0, vendor err 129 (Recv) localGid ::ffff:10.0.0.8 remoteGids::ffff:10.0.0.7 hca mlx5_3",
+            b"gpu-n0001:1234:5679 [3] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer 10.0.0.99<32> with error 12, opcode 1, len 70, vendor err 1 (Recv) localGid ::ffff:10.0.0.8 remoteGids::ffff:10.0.0.7 hca mlx5_3",
+            b"gpu-n0001:1234:5679 [3] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer 10.0.0.99<32> with error 12, opcode=1 len=70",
+        ];
         let (mut cache, mut memo) = (HeadCache::default(), Memo::default());
-        for l in lines {
+        for l in lines.iter().chain(&nccl).chain(&lines) {
             let head = cache.parse(l, None);
-            memo.sign(l, &head, cache.repeated());
-            let mut alone = Vec::new();
-            signature(&mut alone, l, &head);
-            assert_eq!(memo.sig, alone, "{}", String::from_utf8_lossy(l));
+            for masks in [Masks::Plain, Masks::Detailed] {
+                memo.sign(l, (&head, cache.repeated()), (details(), masks));
+                let mut alone = Vec::new();
+                signature(&mut alone, l, &head, (details(), masks));
+                assert_eq!(memo.sig, alone, "{masks:?} {}", String::from_utf8_lossy(l));
+            }
         }
         let (a, b) = (
             &b"Jan 12 00:00:00 n1 kernel: NVRM: Xid (PCI:0000:90:00): 45, pid=1, name=p"[..],
             &b"Jan 13 10:20:30 n1 kernel: NVRM: Xid (PCI:0000:90:00): 45, pid=12345, name=p"[..],
         );
         let (mut sa, mut sb) = (Vec::new(), Vec::new());
-        signature(&mut sa, a, &parse_head(a));
-        signature(&mut sb, b, &parse_head(b));
+        signature(&mut sa, a, &parse_head(a), (details(), Masks::Plain));
+        signature(&mut sb, b, &parse_head(b), (details(), Masks::Plain));
         assert_eq!(sa, sb);
+        // NCCL lines that differ in their pid, source line and detail values, not in their device
+        // or status, sign alike; another status signs apart
+        let nccl = |pid: &str, err: &str, peer: &str| {
+            let l = format!("gpu-n0001:{pid}:5678 [3] transport/net_ib.cc:{pid} NCCL WARN NET/IB : Got completion from peer {peer}<{pid}> with error {err}, opcode {pid}, len 0, vendor err {pid} (Recv) localGid ::ffff:{peer} remoteGids::ffff:{peer} hca mlx5_{pid}");
+            let mut sig = Vec::new();
+            let masks = (details(), Masks::Detailed);
+            signature(&mut sig, l.as_bytes(), &parse_head(l.as_bytes()), masks);
+            sig
+        };
+        assert_eq!(
+            nccl("1", "12", "10.0.0.7"),
+            nccl("48213", "12", "192.168.100.9")
+        );
+        assert_ne!(nccl("1", "12", "10.0.0.7"), nccl("1", "5", "10.0.0.7"));
     }
 }

@@ -17,6 +17,7 @@ mod longline;
 mod memo;
 mod output;
 mod record;
+mod skeleton;
 mod tally;
 
 pub use account::{sampled, SAMPLE_HEAD, SAMPLE_PERIOD, SAMPLE_WINDOW};
