@@ -22,7 +22,8 @@ impl Rng {
 /// A storm of driver and job lines: repeated Xid and SXid lines whose pid changes on every line,
 /// lines of other hosts and ranks, continuation lines, lines without a time of their own (NCCL's
 /// untimed lines, which name their host, among timed ones whose time they borrow, and lines that
-/// name no host), NVRM bursts, a kernel report, ordinary lines, and pids hidden in places the
+/// name no host), lines of hosts whose names the recognizers look for, lines that name a host
+/// of their own, NVRM bursts, a kernel report, ordinary lines, and pids hidden in places the
 /// masks must not touch.
 fn storm(seed: u64, lines: usize) -> String {
     let mut r = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
@@ -36,11 +37,20 @@ fn storm(seed: u64, lines: usize) -> String {
             (s / 60) % 60,
             s % 60
         );
-        let host = ["gpu-node-01", "gpu-node-02"][r.below(4).min(1) as usize];
+        // mostly one host; others, one of them a word the recognizers look for
+        let hosts = [
+            "gpu-node-01",
+            "gpu-node-01",
+            "gpu-node-02",
+            "r7n3",
+            "nvlink",
+            "kernel",
+        ];
+        let host = hosts[r.below(hosts.len() as u64) as usize];
         let bus = buses[r.below(buses.len() as u64) as usize];
         let pid = r.below(40_000);
         let (tid, dev) = (r.below(90_000), r.below(8));
-        let line = match r.below(25) {
+        let line = match r.below(26) {
             0..=8 => {
                 let code = [43, 45, 45, 13, 31, 79][r.below(6) as usize];
                 format!("{t} {host} kernel: NVRM: Xid (PCI:0000:{bus}:00): {code}, pid={pid}, name=python3, Ch 0000001{}\n", r.below(2))
@@ -62,6 +72,7 @@ fn storm(seed: u64, lines: usize) -> String {
             22 => format!("{host}:{pid}:{tid} [{dev}] include/alloc.h:185 NCCL WARN Cuda failure 'out of memory'\n"),
             23 => format!("{host}:{pid}:{tid} [{dev}] NCCL WARN NET/IB : Got async event : port error\n"),
             24 => "NCCL WARN Cuda failure 'unknown error'\n".to_string(),
+            25 => format!("{t} {host} slurmstepd[{pid}]: srun: error: gpu017: task 3: Out Of Memory\n"),
             _ => format!("{t} {host} kernel: NVRM: Xid (PCI:0000:{bus}:00): 62, pid={pid}, name=python3, Ch 00000010\n"),
         };
         text.push_str(&line);
@@ -108,4 +119,60 @@ fn the_memo_gives_what_reading_every_line_gives() {
             );
         }
     }
+}
+
+/// A host the recognizers look for (here an anchor of a user's recognizer, whose regex reads any
+/// NCCL completion error) changes the events of its lines: the memo signs a line without its
+/// host only when no anchor can touch the host, so those lines are read as they are.
+#[test]
+fn a_host_an_anchor_touches_is_read_as_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.toml");
+    std::fs::write(
+        &rules,
+        r#"[[recognizer]]
+id = "site-rack-fault"
+kind = "host_platform"
+anchors = ["rackfault"]
+regex = 'Got completion from peer (?P<peer>\S+)'
+severity = "error"
+samples = ["rackfault-1:1:2 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.7<4432> with error 12"]
+"#,
+    )
+    .unwrap();
+    let mut text = String::new();
+    let mut r = Rng(7);
+    for i in 0..3000 {
+        let host = ["gpu-a1", "gpu-a2", "rackfault-1", "x-rackfault"][i % 4];
+        let (pid, peer) = (r.below(90_000), r.below(250));
+        text.push_str(&format!("{host}:{pid}:{pid} [3] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer 10.0.0.{peer}<4432> with error 12, opcode 129, len 0, vendor err 129 (Recv) localGid ::ffff:10.0.0.8 remoteGids::ffff:10.0.0.{peer} hca mlx5_3\n"));
+    }
+    let p = dir.path().join("nccl.log");
+    std::fs::write(&p, text).unwrap();
+    let run = |memo: bool| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_faultline"));
+        c.args([
+            "analyze",
+            "--format",
+            "json",
+            "--max-events-per-kind",
+            "5",
+            "--rules",
+        ]);
+        c.arg(&rules).arg(&p);
+        c.env("FAULTLINE_SCAN_MEMO", if memo { "1" } else { "0" });
+        let out = c.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let full = run(false);
+    assert!(
+        full.contains("\"host_platform\""),
+        "the user's recognizer gave nothing"
+    );
+    assert!(run(true) == full, "the memo changed the report");
 }

@@ -19,13 +19,14 @@ pub struct DetailDef {
 }
 
 /// The table, ready to search a line's message.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct DetailValues {
     defs: Vec<DetailDef>,
     search: Option<aho_corasick::AhoCorasick>,
     /// The `after`s that end in `=` (without it), found from each `=` of a message: the cheap
-    /// part of the table (see [`DetailValues::eq_digits`]).
+    /// part of the table (see [`DetailValues::eq_digits`]); and the bytes they end with.
     eq: Vec<Vec<u8>>,
+    eq_last: [bool; 256],
 }
 
 /// Bytes that end a value: blanks, separators and closing brackets.
@@ -61,12 +62,23 @@ impl DetailValues {
                     .map_err(|e| format!("memo_detail: {e}"))?,
             ),
         };
-        let eq = defs
+        let eq: Vec<Vec<u8>> = defs
             .iter()
             .filter_map(|d| d.after.strip_suffix('='))
             .map(|a| a.as_bytes().to_vec())
             .collect();
-        Ok(DetailValues { defs, search, eq })
+        let mut eq_last = [false; 256];
+        for a in &eq {
+            if let Some(&c) = a.last() {
+                eq_last[usize::from(c)] = true;
+            }
+        }
+        Ok(DetailValues {
+            defs,
+            search,
+            eq,
+            eq_last,
+        })
     }
 
     /// The entries.
@@ -104,12 +116,19 @@ impl DetailValues {
         }
         let mut at = 0;
         for q in memchr::memchr_iter(b'=', body) {
-            if q < at {
+            if q < at || q == 0 || !self.eq_last[usize::from(body[q - 1])] {
                 continue;
             }
             let before = &body[..q];
+            // the byte before `=` first: most `=`s follow no `after` (a short compare is cheaper
+            // than a call to compare)
             let hit = self.eq.iter().find(|a| {
-                before.ends_with(a)
+                before.last() == a.last()
+                    && before.len() >= a.len()
+                    && before[q - a.len()..]
+                        .iter()
+                        .zip(a.iter())
+                        .all(|(x, y)| x == y)
                     && (!a.first().is_some_and(u8::is_ascii_alphanumeric)
                         || q == a.len()
                         || !body[q - a.len() - 1].is_ascii_alphanumeric())

@@ -338,9 +338,11 @@ impl RecognizerSet {
                     what,
                 }
             })?;
+        let nvrm = nvrm_knowledge(m.nvrm_user)?;
         Ok(RecognizerSet {
             details,
-            nvrm: nvrm_knowledge(m.nvrm_user)?,
+            host_guard: std::sync::OnceLock::new(),
+            nvrm,
             nvrm_ids,
             cover: std::sync::OnceLock::new(),
             benign_only,

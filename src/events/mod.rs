@@ -12,6 +12,7 @@ pub mod cuda;
 mod defs;
 pub mod details;
 pub mod fabric;
+pub mod host_guard;
 mod intern;
 pub mod job;
 mod load;

@@ -124,7 +124,13 @@ pub struct RecognizerSet {
     pub(super) benign_only: Vec<String>,
     /// Values that are details of a line, never keys: what the scan's memo masks.
     pub details: super::details::DetailValues,
+    /// Whether a line's host can touch an anchor or a context word (see [`super::host_guard`]),
+    /// built on first use (see [`RecognizerSet::host_guard`]).
+    pub(super) host_guard: std::sync::OnceLock<super::host_guard::HostGuard>,
 }
+
+/// Words of a record that make the `cuda_error` parser read the lines around it.
+pub(super) const CUDA_CONTEXT_WORDS: [&str; 3] = ["Test CUDA failure", "call to cu", "CUDA_ERROR_"];
 
 /// The anchors that hold no other anchor, searched at SIMD speed: every anchor holds one of
 /// them, so every anchor of a text lies near one of their hits.
@@ -239,9 +245,7 @@ impl RecognizerSet {
             Some("aer" | "torchrun_failure" | "cper" | "first_failed_process") => true,
             Some("nvrm") => self.nvrm().needs_context(full),
             // the text on the next line, or the announcing line above
-            Some("cuda_error") => ["Test CUDA failure", "call to cu", "CUDA_ERROR_"]
-                .iter()
-                .any(|l| full.contains(l)),
+            Some("cuda_error") => CUDA_CONTEXT_WORDS.iter().any(|l| full.contains(l)),
             _ => false,
         }
     }
@@ -252,6 +256,21 @@ impl RecognizerSet {
             NvrmKnowledge::Builtin => nvrm::Nvrm::builtin(),
             NvrmKnowledge::User(k) => k,
         }
+    }
+
+    /// Whether a line's host can touch an anchor or a context word (see [`super::host_guard`]):
+    /// built when first asked (a run of short logs never pays for it).
+    pub fn host_guard(&self) -> &super::host_guard::HostGuard {
+        self.host_guard.get_or_init(|| {
+            let terminal = self.nvrm().terminal_words();
+            let words = self.anchors.iter().map(String::as_str);
+            let context = CUDA_CONTEXT_WORDS.iter().copied();
+            super::host_guard::HostGuard::new(
+                words
+                    .chain(context)
+                    .chain(terminal.iter().map(String::as_str)),
+            )
+        })
     }
 
     /// Ids of the recognizers with the `nvrm` parser.

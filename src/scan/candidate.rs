@@ -22,6 +22,8 @@ pub(super) struct Read {
     /// For a simple line (one line with its own time, no context read), what the memo may keep
     /// of it; `None` otherwise.
     pub known: Option<Known>,
+    /// Every event takes its host from the line's prefix (none names one of its own).
+    pub hosted: bool,
 }
 
 /// A record: its lines and where its head is.
@@ -178,6 +180,7 @@ pub(super) fn candidate(
             gave: false,
             end: le,
             known: None,
+            hosted: false,
         };
     }
     let head = parse_head_with(w.parts[0], fw.learned.as_deref());
@@ -196,10 +199,12 @@ pub(super) fn candidate(
         Some(t) if simple && !used_context => Some(known_of(t, &drafts, host.as_deref(), set)),
         _ => None,
     };
+    let hosted = drafts.iter().all(|d| d.host().is_none());
     let done = |gave| Read {
         gave,
         end: w.end,
         known: known.clone(),
+        hosted,
     };
     if drafts.is_empty() {
         return done(false);
@@ -215,6 +220,7 @@ pub(super) fn candidate(
         gave: head.prefix.is_none(),
         end,
         known,
+        hosted,
     }
 }
 

@@ -261,10 +261,21 @@ fn read_candidates(
                 let mut r = Recall::Read { new: true };
                 // signed plainly first; in detail when that signature is new
                 for masks in [Masks::Plain, Masks::Detailed] {
-                    memo.sign(line, (&head, heads.repeated()), (&set.details, masks));
-                    r = recall(buf, &mut memo, (set, learned), t, (ls, le, no), out);
+                    memo.sign(line, (&head, heads.repeated()), (set, masks));
+                    r = recall(
+                        buf,
+                        &mut memo,
+                        (set, learned),
+                        (t, &head),
+                        (ls, le, no),
+                        out,
+                    );
                     match r {
-                        Recall::Read { new: true } if masks == Masks::Plain => memo.defer_plain(),
+                        Recall::Read { new: true }
+                            if masks == Masks::Plain && memo.details_worth() =>
+                        {
+                            memo.defer_plain()
+                        }
                         _ => break,
                     }
                 }
@@ -290,7 +301,7 @@ fn read_candidates(
             // a new signature: its masks are checked when it comes back (nothing to check when
             // its lines are read in full anyway)
             let at = (known != memo::Known::Full).then_some((ls, le));
-            memo.put(known, at, new_sig);
+            memo.put(known, at, (new_sig, r.hosted));
         }
         match tally.as_mut() {
             Some(t) => hold(out, set, cap, t, &mut next_cap),
@@ -327,7 +338,7 @@ fn recall(
     buf: &[u8],
     memo: &mut memo::Memo,
     (set, learned): (&RecognizerSet, Option<&[u8]>),
-    t: &mut tally::Tally,
+    (t, head): (&mut tally::Tally, &LineHead<'_>),
     (ls, le, no): (usize, usize, u64),
     out: &mut ScanOutput,
 ) -> Recall {
@@ -337,13 +348,29 @@ fn recall(
         let known = known.clone();
         let first = trim_cr(&buf[fs..fe]);
         let fhead = parse_head_with(first, learned);
-        let agreed = probe_agrees(set, (first, &fhead, memo.masks()), &known, t);
+        let masks = (memo.masks(), memo.host_free());
+        let agreed = probe_agrees(set, (first, &fhead, masks), &known, t);
         memo.settle(if agreed { known } else { memo::Known::Full });
         got = memo.get();
     }
     match got.map(|(k, _)| k) {
         Some(memo::Known::Nothing) => Recall::Nothing,
         Some(memo::Known::Keys(ids)) => {
+            // without its host, the signature's keys are its first line's: this line's host
+            // takes their host's place
+            let rehosted;
+            let host = || memo::host_text(head);
+            let ids = match (memo.host_free(), memo.host_free().then(host).flatten()) {
+                (false, _) => &ids[..],
+                (true, Some(h)) => match t.rehost(ids, h) {
+                    Some(v) => {
+                        rehosted = v;
+                        &rehosted[..]
+                    }
+                    None => return Recall::Read { new: false },
+                },
+                (true, None) => return Recall::Read { new: false },
+            };
             if !t.count_ids(ids, (ls, le, no)) {
                 out.deferred.extend(ids.iter().map(|&key| Stub {
                     at: (ls, le),
@@ -394,7 +421,7 @@ fn hold(out: &mut ScanOutput, set: &RecognizerSet, cap: u64, t: &tally::Tally, n
 /// gives the same keys as the line.
 fn probe_agrees(
     set: &RecognizerSet,
-    (line, head, masks): (&[u8], &LineHead<'_>, Masks),
+    (line, head, (masks, host_free)): (&[u8], &LineHead<'_>, (Masks, bool)),
     known: &memo::Known,
     t: &tally::Tally,
 ) -> bool {
@@ -404,7 +431,8 @@ fn probe_agrees(
         &probe[head.msg_start.min(probe.len())..],
     ));
     let (drafts, used) = recognize(set, (&full, &body, head.rank), |_| (Vec::new(), Vec::new()));
-    if used {
+    // without its host, no event of the line may name a host of its own
+    if used || (host_free && drafts.iter().any(|d| d.host().is_some())) {
         return false;
     }
     let host = head

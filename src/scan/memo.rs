@@ -32,6 +32,8 @@ use super::skeleton::mask_details;
 use super::skeleton::Skeletons;
 use super::{FastBuild, FastMap, MAX_RECORD_BYTES};
 use crate::events::details::DetailValues;
+use crate::events::host_guard::{HostGuard, Reach};
+use crate::events::RecognizerSet;
 use crate::formats::wrapper::FileWrappers;
 use crate::formats::LineHead;
 use std::hash::BuildHasher;
@@ -81,7 +83,15 @@ pub(super) struct Memo {
     /// (see [`Memo::defer_plain`]).
     plain: Vec<u8>,
     plain_new: bool,
+    /// What can touch each host met (see [`crate::events::host_guard::HostGuard::reach`]).
+    hosts: FastMap<Box<[u8]>, Option<Reach>>,
 }
+
+/// Hosts a chunk's memo remembers what can touch (past them, a host is looked at every time).
+const MAX_HOSTS: usize = 16 * 1024;
+
+/// Signatures a chunk's memo knows before it signs lines in detail too.
+const DETAIL_AFTER: usize = 16;
 
 /// Signatures one chunk remembers at most (a log of distinct lines stops learning there). A
 /// storm repeats a few signatures; each one kept costs some 300 bytes, in every chunk in flight.
@@ -102,10 +112,20 @@ impl Memo {
     /// Remembers `known` for the signature in `self.sig` when `new` (its lookup found nothing)
     /// and for the plain signature kept by [`Memo::defer_plain`], their masks still to be checked
     /// on the first line `at` (or checked, with `None`).
-    pub(super) fn put(&mut self, known: Known, at: Option<(usize, usize)>, new: bool) {
+    /// A signature without its host keeps keys only when `hosted` (no event of the line names a
+    /// host of its own).
+    pub(super) fn put(
+        &mut self,
+        known: Known,
+        at: Option<(usize, usize)>,
+        (new, hosted): (bool, bool),
+    ) {
         if new {
             let sig = self.sig.clone().into_boxed_slice();
-            self.insert(sig, known.clone(), at);
+            match self.host_free() && !hosted {
+                true => self.insert(sig, Known::Full, None),
+                false => self.insert(sig, known.clone(), at),
+            }
         }
         if std::mem::take(&mut self.plain_new) {
             let sig = self.plain.clone().into_boxed_slice();
@@ -129,12 +149,24 @@ impl Memo {
         self.plain_new = true;
     }
 
+    /// Whether the signature in `self.sig` leaves the host out (its keys are the first line's,
+    /// with each line's own host).
+    pub(super) fn host_free(&self) -> bool {
+        self.sig.get(1) == Some(&HOST_FREE)
+    }
+
     /// The masks of the signature in `self.sig`.
     pub(super) fn masks(&self) -> Masks {
         match self.sig.first() {
             Some(&2) => Masks::Detailed,
             _ => Masks::Plain,
         }
+    }
+
+    /// Whether a line whose plain signature is new is signed in detail: once the memo knows a
+    /// few signatures (a short log never pays for the detailed signature and the host guard).
+    pub(super) fn details_worth(&self) -> bool {
+        self.len >= DETAIL_AFTER
     }
 
     /// Whether a plain signature waits to be learned.
@@ -150,7 +182,7 @@ impl Memo {
         &mut self,
         line: &[u8],
         (head, repeated): (&LineHead<'_>, Option<(u64, usize)>),
-        (details, masks): (&DetailValues, Masks),
+        (set, masks): (&RecognizerSet, Masks),
     ) {
         let ms = head.msg_start.min(line.len());
         if masks == Masks::Plain {
@@ -158,6 +190,23 @@ impl Memo {
         }
         self.sig.clear();
         self.sig.push(masks as u8);
+        let details = &set.details;
+        // in detail, without a host that can change nothing of the reading
+        let free = (masks == Masks::Detailed)
+            .then(|| host_span(line, head))
+            .flatten()
+            .filter(|&(s, e)| e <= ms && self.neutral_host(line, (s, e), set));
+        if let Some((s, e)) = free {
+            self.sig.push(HOST_FREE);
+            self.sig.push(0xff);
+            rank(&mut self.sig, head);
+            mask_digits(&mut self.sig, &line[..s]);
+            self.sig.push(0xfd);
+            mask_digits(&mut self.sig, &line[e..ms]);
+            self.sig.push(0xff);
+            self.skeletons.mask(&mut self.sig, &line[ms..], details);
+            return;
+        }
         match repeated.filter(|&(_, m)| m <= ms) {
             Some((of, m)) => {
                 if self.head_of != Some(of) {
@@ -180,6 +229,27 @@ impl Memo {
             Masks::Plain => mask_with(&mut self.sig, &line[ms..], |b, f| details.eq_digits(b, f)),
             Masks::Detailed => self.skeletons.mask(&mut self.sig, &line[ms..], details),
         }
+    }
+
+    /// Whether the host at `line[s..e]` can change nothing of the reading (see
+    /// [`crate::events::host_guard`]), what can touch it remembered for each host.
+    fn neutral_host(&mut self, line: &[u8], (s, e): (usize, usize), set: &RecognizerSet) -> bool {
+        let guard = set.host_guard();
+        if !HostGuard::bounded(line, (s, e)) {
+            return false;
+        }
+        let host = &line[s..e];
+        let reach = match self.hosts.get(host) {
+            Some(r) => r,
+            None if self.hosts.len() < MAX_HOSTS => {
+                let r = guard.reach(host);
+                self.hosts.entry(host.into()).or_insert(r)
+            }
+            None => return guard.neutral(line, (s, e)),
+        };
+        reach
+            .as_ref()
+            .is_some_and(|r| r.neutral(line, (s, e), guard))
     }
 
     /// Sets what is known of the signature in `self.sig` (met before), its masks checked.
@@ -288,24 +358,57 @@ fn mask_with(
 
 /// Writes the signature of a simple line into `sig`: host, rank, then the line with each masked
 /// digit run (see [`masked`]) written as one 0xfe byte (so `pid=7` and `pid=12345` sign alike)
-/// and 0xff where the message starts. What [`Memo::sign`] writes, the table searched every time.
+/// and 0xff where the message starts; in detail, a host that can change nothing of the reading
+/// left out. What [`Memo::sign`] writes, the table searched every time.
 #[cfg(test)]
 fn signature(
     sig: &mut Vec<u8>,
     line: &[u8],
     head: &LineHead<'_>,
-    (details, masks): (&DetailValues, Masks),
+    (set, masks): (&RecognizerSet, Masks),
 ) {
     sig.clear();
     sig.push(masks as u8);
-    host_and_rank(sig, head);
-    let (prefix, body) = line.split_at(head.msg_start.min(line.len()));
-    mask_digits(sig, prefix);
+    let ms = head.msg_start.min(line.len());
+    let (prefix, body) = line.split_at(ms);
+    let free = (masks == Masks::Detailed)
+        .then(|| host_span(line, head))
+        .flatten()
+        .filter(|&(s, e)| e <= ms && set.host_guard().neutral(line, (s, e)));
+    match free {
+        Some((s, e)) => {
+            sig.extend_from_slice(&[HOST_FREE, 0xff]);
+            rank(sig, head);
+            mask_digits(sig, &line[..s]);
+            sig.push(0xfd);
+            mask_digits(sig, &line[e..ms]);
+        }
+        None => {
+            host_and_rank(sig, head);
+            mask_digits(sig, prefix);
+        }
+    }
     sig.push(0xff);
     match masks {
-        Masks::Plain => mask_with(sig, body, |b, f| details.eq_digits(b, f)),
-        Masks::Detailed => mask_details(sig, body, details),
+        Masks::Plain => mask_with(sig, body, |b, f| set.details.eq_digits(b, f)),
+        Masks::Detailed => mask_details(sig, body, &set.details),
     }
+}
+
+/// What a signature without its host holds in the host's place (see [`Memo::host_free`]).
+const HOST_FREE: u8 = 2;
+
+/// Where the host the line's head names stands in `line`, when it is a part of it.
+fn host_span(line: &[u8], head: &LineHead<'_>) -> Option<(usize, usize)> {
+    let h = head.prefix.and_then(|p| p.host).or(head.host)?;
+    let s = (h.as_ptr() as usize).checked_sub(line.as_ptr() as usize)?;
+    (s + h.len() <= line.len()).then_some((s, s + h.len()))
+}
+
+/// The host the line's head names, as text (the key's host of its events), when it is UTF-8.
+pub(super) fn host_text<'a>(head: &LineHead<'a>) -> Option<&'a str> {
+    let h = head.prefix.and_then(|p| p.host).or(head.host)?;
+    std::str::from_utf8(h).ok()
 }
 
 /// The start of a signature: the line's host and rank.
@@ -319,6 +422,11 @@ fn host_and_rank(sig: &mut Vec<u8>, head: &LineHead<'_>) {
         None => sig.push(0),
     }
     sig.push(0xff);
+    rank(sig, head);
+}
+
+/// The line's rank, in a signature.
+fn rank(sig: &mut Vec<u8>, head: &LineHead<'_>) {
     match head.rank {
         Some(r) => {
             sig.push(1);
@@ -357,11 +465,15 @@ mod tests {
     use crate::formats::parse_head;
     use crate::formats::repeat::HeadCache;
 
+    /// The built-in recognizers.
+    fn set() -> &'static RecognizerSet {
+        static SET: std::sync::OnceLock<RecognizerSet> = std::sync::OnceLock::new();
+        SET.get_or_init(|| RecognizerSet::load(&[]).unwrap())
+    }
+
     /// The built-in table of detail values.
     fn details() -> &'static DetailValues {
-        static SET: std::sync::OnceLock<crate::events::RecognizerSet> = std::sync::OnceLock::new();
-        &SET.get_or_init(|| crate::events::RecognizerSet::load(&[]).unwrap())
-            .details
+        &set().details
     }
 
     /// The signature as the masked spans define it: the line with each span one 0xfe byte and
@@ -375,7 +487,7 @@ mod tests {
                 msg_start: 0,
                 ..*head
             },
-            (details(), masks),
+            (set(), masks),
         );
         sig.truncate(sig.len() - 1); // masks, host and rank only
         let ms = head.msg_start.min(line.len());
@@ -419,7 +531,11 @@ mod tests {
             let head = parse_head(l);
             for masks in [Masks::Plain, Masks::Detailed] {
                 let mut sig = Vec::new();
-                signature(&mut sig, l, &head, (details(), masks));
+                signature(&mut sig, l, &head, (set(), masks));
+                if sig.get(1) == Some(&HOST_FREE) {
+                    // the host left out: checked below
+                    continue;
+                }
                 let want = by_spans(l, &head, masks);
                 assert_eq!(sig, want, "{masks:?} {}", String::from_utf8_lossy(l));
             }
@@ -441,9 +557,9 @@ mod tests {
         for l in lines.iter().chain(&nccl).chain(&lines) {
             let head = cache.parse(l, None);
             for masks in [Masks::Plain, Masks::Detailed] {
-                memo.sign(l, (&head, cache.repeated()), (details(), masks));
+                memo.sign(l, (&head, cache.repeated()), (set(), masks));
                 let mut alone = Vec::new();
-                signature(&mut alone, l, &head, (details(), masks));
+                signature(&mut alone, l, &head, (set(), masks));
                 assert_eq!(memo.sig, alone, "{masks:?} {}", String::from_utf8_lossy(l));
             }
         }
@@ -452,22 +568,34 @@ mod tests {
             &b"Jan 13 10:20:30 n1 kernel: NVRM: Xid (PCI:0000:90:00): 45, pid=12345, name=p"[..],
         );
         let (mut sa, mut sb) = (Vec::new(), Vec::new());
-        signature(&mut sa, a, &parse_head(a), (details(), Masks::Plain));
-        signature(&mut sb, b, &parse_head(b), (details(), Masks::Plain));
+        signature(&mut sa, a, &parse_head(a), (set(), Masks::Plain));
+        signature(&mut sb, b, &parse_head(b), (set(), Masks::Plain));
         assert_eq!(sa, sb);
         // NCCL lines that differ in their pid, source line and detail values, not in their device
         // or status, sign alike; another status signs apart
-        let nccl = |pid: &str, err: &str, peer: &str| {
-            let l = format!("gpu-n0001:{pid}:5678 [3] transport/net_ib.cc:{pid} NCCL WARN NET/IB : Got completion from peer {peer}<{pid}> with error {err}, opcode {pid}, len 0, vendor err {pid} (Recv) localGid ::ffff:{peer} remoteGids::ffff:{peer} hca mlx5_{pid}");
+        let nccl = |host: &str, err: &str, peer: &str| {
+            let pid = if host == "gpu-n0001" { "1" } else { "48213" };
+            let l = format!("{host}:{pid}:5678 [3] transport/net_ib.cc:{pid} NCCL WARN NET/IB : Got completion from peer {peer}<{pid}> with error {err}, opcode {pid}, len 0, vendor err {pid} (Recv) localGid ::ffff:{peer} remoteGids::ffff:{peer} hca mlx5_{pid}");
             let mut sig = Vec::new();
-            let masks = (details(), Masks::Detailed);
+            let masks = (set(), Masks::Detailed);
             signature(&mut sig, l.as_bytes(), &parse_head(l.as_bytes()), masks);
             sig
         };
-        assert_eq!(
-            nccl("1", "12", "10.0.0.7"),
-            nccl("48213", "12", "192.168.100.9")
+        // and in detail, their hosts too, unless a host could touch an anchor
+        let one = nccl("gpu-n0001", "12", "10.0.0.7");
+        assert_eq!(one[1], HOST_FREE);
+        assert_eq!(one, nccl("gpu-n0001", "12", "192.168.100.9"));
+        assert_eq!(one, nccl("rack7-node-b", "12", "192.168.100.9"));
+        assert_ne!(one, nccl("gpu-n0001", "5", "10.0.0.7"));
+        let word = set()
+            .anchors
+            .iter()
+            .find(|a| a.len() >= 4 && a.bytes().all(|c| c.is_ascii_alphanumeric()));
+        let touched = format!(
+            "{}-7",
+            word.expect("an anchor made of letters").to_lowercase()
         );
-        assert_ne!(nccl("1", "12", "10.0.0.7"), nccl("1", "5", "10.0.0.7"));
+        assert_ne!(one, nccl(&touched, "12", "10.0.0.7"));
+        assert_eq!(nccl(&touched, "12", "10.0.0.7")[1], 1);
     }
 }

@@ -158,6 +158,22 @@ impl Tally {
         ids.filter(|ids| distinct(ids))
     }
 
+    /// The ids of keys `ids` with `host` in place of their host (given ids when new), unless the
+    /// tally is full: what a signature without its host gives a line of another host.
+    pub(super) fn rehost(&mut self, ids: &[u32], host: &str) -> Option<Vec<u32>> {
+        let mut out = Vec::with_capacity(ids.len());
+        for &id in ids {
+            let k = &self.keys[id as usize];
+            if k.0.as_deref() == Some(host) {
+                out.push(id);
+                continue;
+            }
+            let (kind, code, gpu, rank) = (k.1, k.2, k.3.clone(), k.4);
+            out.push(self.id((Some(host), kind, code, gpu.as_deref(), rank))?);
+        }
+        Some(out)
+    }
+
     /// Counts the drafts of the record on candidate line `at`; true when they were only counted
     /// (every one is past the first `cap - 1` of its key, none needs more than its own line
     /// rebuilt: see [`plain`]), false when the caller must build them.

@@ -163,6 +163,17 @@ impl Nvrm {
         }
     }
 
+    /// The words that make [`Nvrm::needs_context`] true (lowercase; matched in a lowercase
+    /// record).
+    pub fn terminal_words(&self) -> Vec<String> {
+        let terminal = self.classes.iter().filter(|c| c.def.terminal);
+        let words = terminal.flat_map(|c| c.def.words.iter());
+        words
+            .filter(|w| !w.is_empty())
+            .map(|w| w.to_ascii_lowercase())
+            .collect()
+    }
+
     /// True when a record may close an initialization failure (its parser reads the lines
     /// around it).
     pub fn needs_context(&self, full: &str) -> bool {
