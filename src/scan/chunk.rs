@@ -270,6 +270,9 @@ fn read_candidates(
                         (ls, le, no),
                         out,
                     );
+                    if masks == Masks::Detailed {
+                        memo.detailed_found(!matches!(r, Recall::Read { .. }));
+                    }
                     match r {
                         Recall::Read { new: true }
                             if masks == Masks::Plain && memo.details_worth() =>
@@ -367,7 +370,11 @@ fn recall(
                         rehosted = v;
                         &rehosted[..]
                     }
-                    None => return Recall::Read { new: false },
+                    None => {
+                        // the tally is full: lines of other hosts will not be counted
+                        memo.stop_details();
+                        return Recall::Read { new: false };
+                    }
                 },
                 (true, None) => return Recall::Read { new: false },
             };

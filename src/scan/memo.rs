@@ -85,6 +85,8 @@ pub(super) struct Memo {
     plain_new: bool,
     /// What can touch each host met (see [`crate::events::host_guard::HostGuard::reach`]).
     hosts: FastMap<Box<[u8]>, Option<Reach>>,
+    /// Lines signed in detail, and how many of their signatures were found.
+    detailed: (u64, u64),
 }
 
 /// Hosts a chunk's memo remembers what can touch (past them, a host is looked at every time).
@@ -92,6 +94,8 @@ const MAX_HOSTS: usize = 16 * 1024;
 
 /// Signatures a chunk's memo knows before it signs lines in detail too.
 const DETAIL_AFTER: usize = 16;
+/// Lines signed in detail before the memo judges whether that pays (a quarter found).
+const DETAIL_TRIAL: u64 = 512;
 
 /// Signatures one chunk remembers at most (a log of distinct lines stops learning there). A
 /// storm repeats a few signatures; each one kept costs some 300 bytes, in every chunk in flight.
@@ -164,9 +168,23 @@ impl Memo {
     }
 
     /// Whether a line whose plain signature is new is signed in detail: once the memo knows a
-    /// few signatures (a short log never pays for the detailed signature and the host guard).
+    /// few signatures (a short log never pays for the detailed signature and the host guard),
+    /// and while detailed signatures are found often enough to pay for themselves (a log of
+    /// distinct keys, a new host or bus id on every line, stops trying).
     pub(super) fn details_worth(&self) -> bool {
-        self.len >= DETAIL_AFTER
+        let (tries, found) = self.detailed;
+        self.len >= DETAIL_AFTER && (tries < DETAIL_TRIAL || found * 4 >= tries)
+    }
+
+    /// Signs no more lines in detail in this chunk.
+    pub(super) fn stop_details(&mut self) {
+        self.detailed = (u64::MAX / 8, 0);
+    }
+
+    /// Counts a line signed in detail, and whether its signature was found.
+    pub(super) fn detailed_found(&mut self, found: bool) {
+        self.detailed.0 = self.detailed.0.saturating_add(1);
+        self.detailed.1 += u64::from(found);
     }
 
     /// Whether a plain signature waits to be learned.
