@@ -90,7 +90,7 @@ impl Knowledge {
                 }
                 Ok((!t.is_empty()).then(|| toml::to_string(&t)).transpose()?)
             };
-            if let Some(s) = pick(&["recognizer", "xid_derived", "trace", "nvrm"])? {
+            if let Some(s) = pick(&["recognizer", "xid_derived", "trace", "nvrm", "memo_detail"])? {
                 recog_extra.push(s);
             }
             if let Some(s) = pick(&[
@@ -112,7 +112,9 @@ impl Knowledge {
             let known = [
                 "recognizer",
                 "xid_derived",
+                "trace",
                 "nvrm",
+                "memo_detail",
                 "rule",
                 "grouping",
                 "consequences",

@@ -12,6 +12,24 @@ fn every_recognizer_matches_its_samples_and_rejects_its_rejects() {
     assert!(set.len() >= 50);
 }
 
+/// A user's `[[memo_detail]]` entry whose value decides a key (an Xid's code) is caught by the
+/// self-test; one with a digit in its `after` is refused when loading.
+#[test]
+fn a_detail_value_that_decides_a_key_fails_the_self_test() {
+    let xid = "Jan 12 00:00:00 gpu-node-01 kernel: NVRM: Xid (PCI:0000:90:00): 45, pid=13671, name=python3";
+    let bad = format!("[[memo_detail]]\nafter = \"): \"\nsample = \"{xid}\"\n");
+    let set = RecognizerSet::load(&[bad]).expect("loads");
+    let failures = set.self_test();
+    assert!(
+        failures
+            .iter()
+            .any(|f| f.contains("memo_detail") && f.contains("change the keys")),
+        "{failures:?}"
+    );
+    let digit = "[[memo_detail]]\nafter = \"mlx5_\"\nsample = \"x\"\n".to_string();
+    assert!(RecognizerSet::load(&[digit]).is_err());
+}
+
 #[test]
 fn catalog_covers_the_codes_and_kinds_of_the_contract() {
     let c = Catalog::builtin();

@@ -81,8 +81,13 @@ fn storm(seed: u64, lines: usize) -> String {
 }
 
 fn analyze(path: &std::path::Path, memo: bool, cap: &str, chunk: Option<&str>) -> String {
+    analyze_with(path, memo, &["--max-events-per-kind", cap], chunk)
+}
+
+/// The JSON report of `path` with the arguments `args`, the memo on or off.
+fn analyze_with(path: &std::path::Path, memo: bool, args: &[&str], chunk: Option<&str>) -> String {
     let mut c = Command::new(env!("CARGO_BIN_EXE_faultline"));
-    c.args(["analyze", "--format", "json", "--max-events-per-kind", cap]);
+    c.args(["analyze", "--format", "json"]).args(args);
     c.arg(path);
     c.env("FAULTLINE_SCAN_MEMO", if memo { "1" } else { "0" });
     if let Some(n) = chunk {
@@ -149,26 +154,9 @@ samples = ["rackfault-1:1:2 [0] NCCL WARN NET/IB : Got completion from peer 10.0
     }
     let p = dir.path().join("nccl.log");
     std::fs::write(&p, text).unwrap();
-    let run = |memo: bool| {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_faultline"));
-        c.args([
-            "analyze",
-            "--format",
-            "json",
-            "--max-events-per-kind",
-            "5",
-            "--rules",
-        ]);
-        c.arg(&rules).arg(&p);
-        c.env("FAULTLINE_SCAN_MEMO", if memo { "1" } else { "0" });
-        let out = c.output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let rules = rules.to_str().unwrap();
+    let args = ["--max-events-per-kind", "5", "--rules", rules];
+    let run = |memo: bool| analyze_with(&p, memo, &args, None);
     let full = run(false);
     assert!(
         full.contains("\"host_platform\""),

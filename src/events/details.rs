@@ -51,7 +51,7 @@ impl DetailValues {
             .iter()
             .find(|d| d.after.bytes().any(|c| c.is_ascii_digit()))
         {
-            return Err(format!("memo_detail: `after` {:?} holds a digit", d.after));
+            return Err(format!("`after` {:?} holds a digit", d.after));
         }
         let search = match defs.is_empty() {
             true => None,
@@ -59,7 +59,7 @@ impl DetailValues {
                 aho_corasick::AhoCorasick::builder()
                     .match_kind(aho_corasick::MatchKind::LeftmostLongest)
                     .build(defs.iter().map(|d| d.after.as_bytes()))
-                    .map_err(|e| format!("memo_detail: {e}"))?,
+                    .map_err(|e| e.to_string())?,
             ),
         };
         let eq: Vec<Vec<u8>> = defs
@@ -143,20 +143,19 @@ impl DetailValues {
 /// Calls `f` for each digit run of the value that starts at `v` in `body`; returns its end.
 fn value_digits(body: &[u8], v: usize, f: &mut impl FnMut(usize, usize)) -> usize {
     let n = body[v..].iter().take_while(|&&c| !ends_value(c)).count();
-    let mut i = v;
-    while i < v + n {
-        if body[i].is_ascii_digit() {
-            let d = body[i..v + n]
-                .iter()
-                .take_while(|c| c.is_ascii_digit())
-                .count();
-            f(i, i + d);
-            i += d;
-        } else {
-            i += 1;
-        }
-    }
+    digit_runs(&body[v..v + n], |s, e| f(v + s, v + e));
     v + n
+}
+
+/// Calls `f(start, end)` for each run of ASCII digits in `text`, in order.
+pub fn digit_runs(text: &[u8], mut f: impl FnMut(usize, usize)) {
+    let mut i = 0;
+    while let Some(p) = text[i..].iter().position(u8::is_ascii_digit) {
+        let s = i + p;
+        let n = text[s..].iter().take_while(|c| c.is_ascii_digit()).count();
+        f(s, s + n);
+        i = s + n;
+    }
 }
 
 #[cfg(test)]

@@ -66,6 +66,57 @@ impl RecognizerSet {
                 }
             }
         }
+        failures.extend(self.detail_failures());
+        failures
+    }
+
+    /// Checks each `[[memo_detail]]` sample: it holds a value with digits, gives an event, and
+    /// gives the same keys (kind, code, GPU, rank, a host of its own) with those digits changed.
+    fn detail_failures(&self) -> Vec<String> {
+        type Key = (
+            &'static str,
+            Option<i64>,
+            Option<String>,
+            Option<i64>,
+            Option<String>,
+        );
+        let keys = |line: &str| -> Vec<Key> {
+            let key = |d: &super::Draft| {
+                let gpu = d.gpu.as_deref().map(String::from);
+                (d.kind, d.code, gpu, d.rank, d.host().map(String::from))
+            };
+            self.probe(line).iter().map(key).collect()
+        };
+        let mut failures = Vec::new();
+        for d in self.details.defs() {
+            let line = d.sample.as_str();
+            let head = crate::formats::parse_head(line.as_bytes());
+            let ms = head.msg_start.min(line.len());
+            let mut spans = Vec::new();
+            self.details
+                .digits(&line.as_bytes()[ms..], |s, e| spans.push((ms + s, ms + e)));
+            let want = keys(line);
+            if spans.is_empty() || want.is_empty() {
+                failures.push(format!(
+                    "memo_detail {:?}: sample holds no value with digits or gives no event: {line:?}",
+                    d.after
+                ));
+                continue;
+            }
+            for rewrite in [|c: u8| b'0' + (c - b'0' + 1) % 10, |_| b'9'] {
+                let mut v = line.as_bytes().to_vec();
+                for &(s, e) in &spans {
+                    v[s..e].iter_mut().for_each(|c| *c = rewrite(*c));
+                }
+                let v = String::from_utf8_lossy(&v);
+                if keys(&v) != want {
+                    failures.push(format!(
+                        "memo_detail {:?}: its digits change the keys: {line:?} -> {v:?}",
+                        d.after
+                    ));
+                }
+            }
+        }
         failures
     }
 }

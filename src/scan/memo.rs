@@ -339,19 +339,7 @@ fn masked(
     mut f: impl FnMut(usize, usize),
 ) {
     let ms = msg_start.min(line.len());
-    let mut i = 0;
-    while i < ms {
-        if line[i].is_ascii_digit() {
-            let n = line[i..ms]
-                .iter()
-                .take_while(|c| c.is_ascii_digit())
-                .count();
-            f(i, i + n);
-            i += n;
-        } else {
-            i += 1;
-        }
-    }
+    crate::events::details::digit_runs(&line[..ms], &mut f);
     let body = &line[ms..];
     match masks {
         Masks::Plain => details.eq_digits(body, |s, e| f(ms + s, ms + e)),
