@@ -6,7 +6,8 @@ use super::deferred::{cap_joint, materialize, Stub};
 use super::found;
 use super::lines::{continues, next_line, prev_line, trim_cr};
 use super::memo::Masks;
-use super::{chunk_bytes, longline, memo, normalize_body, tally, ScanOutput, MAX_PROGRESS_SAMPLES};
+use super::MAX_PROGRESS_SAMPLES;
+use super::{chunk_bytes, longline, memo, normalize_body, sign, tally, ScanOutput};
 use crate::events::RecognizerSet;
 use crate::formats::repeat::HeadCache;
 use crate::formats::wrapper::FileWrappers;
@@ -362,7 +363,7 @@ fn recall(
             // without its host, the signature's keys are its first line's: this line's host
             // takes their host's place
             let rehosted;
-            let host = || memo::host_text(head);
+            let host = || sign::host_text(head);
             let ids = match (memo.host_free(), memo.host_free().then(host).flatten()) {
                 (false, _) => &ids[..],
                 (true, Some(h)) => match t.rehost(ids, h) {
@@ -432,7 +433,7 @@ fn probe_agrees(
     known: &memo::Known,
     t: &tally::Tally,
 ) -> bool {
-    let probe = memo::probe(line, head.msg_start, (&set.details, masks));
+    let probe = sign::probe(line, head.msg_start, (&set.details, masks));
     let full = String::from_utf8_lossy(&probe);
     let body = normalize_body(&String::from_utf8_lossy(
         &probe[head.msg_start.min(probe.len())..],

@@ -17,6 +17,7 @@ mod longline;
 mod memo;
 mod output;
 mod record;
+mod sign;
 mod skeleton;
 mod tally;
 
