@@ -121,7 +121,7 @@ impl HostGuard {
         Self::bounded(line, (s, e))
             && self
                 .reach(&line[s..e])
-                .is_some_and(|r| r.neutral(line, (s, e), self))
+                .is_some_and(|r| r.neutral(line, s, self))
     }
 
     /// Whether `line[s..e]` is a span of the line with bytes a host does not hold around it.
@@ -185,9 +185,9 @@ pub struct Reach {
 }
 
 impl Reach {
-    /// Whether none of the literals stands where it would cross the ends of the host at
-    /// `line[s..e]` (bounded by bytes a host does not hold).
-    pub fn neutral(&self, line: &[u8], (s, _): (usize, usize), guard: &HostGuard) -> bool {
+    /// Whether none of the literals stands where it would cross the ends of the host that starts
+    /// at `line[s]` (bounded by bytes a host does not hold).
+    pub fn neutral(&self, line: &[u8], s: usize, guard: &HostGuard) -> bool {
         !self.at.iter().any(|&(li, off)| {
             let l = &guard.literals[li];
             let p = s as isize + off;

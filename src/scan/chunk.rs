@@ -363,21 +363,20 @@ fn recall(
             // without its host, the signature's keys are its first line's: this line's host
             // takes their host's place
             let rehosted;
-            let host = || sign::host_text(head);
-            let ids = match (memo.host_free(), memo.host_free().then(host).flatten()) {
-                (false, _) => &ids[..],
-                (true, Some(h)) => match t.rehost(ids, h) {
-                    Some(v) => {
-                        rehosted = v;
-                        &rehosted[..]
-                    }
-                    None => {
-                        // the tally is full: lines of other hosts will not be counted
-                        memo.stop_details();
-                        return Recall::Read { new: false };
-                    }
-                },
-                (true, None) => return Recall::Read { new: false },
+            let ids = if memo.host_free() {
+                // a host the guard let through is ASCII: its text is always there
+                let Some(h) = sign::host_text(head) else {
+                    return Recall::Read { new: false };
+                };
+                let Some(v) = t.rehost(ids, h) else {
+                    // the tally is full: lines of other hosts will not be counted
+                    memo.stop_details();
+                    return Recall::Read { new: false };
+                };
+                rehosted = v;
+                &rehosted[..]
+            } else {
+                &ids[..]
             };
             if !t.count_ids(ids, (ls, le, no)) {
                 out.deferred.extend(ids.iter().map(|&key| Stub {

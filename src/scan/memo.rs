@@ -263,9 +263,7 @@ impl Memo {
             }
             None => return guard.neutral(line, (s, e)),
         };
-        reach
-            .as_ref()
-            .is_some_and(|r| r.neutral(line, (s, e), guard))
+        reach.as_ref().is_some_and(|r| r.neutral(line, s, guard))
     }
 
     /// Sets what is known of the signature in `self.sig` (met before), its masks checked.

@@ -31,7 +31,7 @@ impl Skeletons {
     /// what [`mask_details`] appends.
     pub(super) fn mask(&mut self, sig: &mut Vec<u8>, body: &[u8], details: &DetailValues) {
         if body.len() >= u32::MAX as usize {
-            super::skeleton::mask_details(sig, body, details);
+            mask_details(sig, body, details);
             return;
         }
         self.read(body);
